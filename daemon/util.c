@@ -1,0 +1,444 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <ctype.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <math.h>
+#include <sys/stat.h>
+
+#include "util.h"
+
+int path_join_root(const char *root, const char *path, char **ret) {
+        char *p;
+
+        if (!root || !*root || streq(root, "/"))
+                p = strdup(path);
+        else {
+                size_t rl = strlen(root);
+                while (rl > 1 && root[rl - 1] == '/')
+                        rl--;
+                if (asprintf(&p, "%.*s%s%s", (int) rl, root, path[0] == '/' ? "" : "/", path) < 0)
+                        p = NULL;
+        }
+        if (!p)
+                return -ENOMEM;
+        *ret = p;
+        return 0;
+}
+
+int read_fd_full(int fd, size_t max, char **ret_buf, size_t *ret_len) {
+        size_t size = 4096, len = 0;
+        _cleanup_(freep) char *buf = malloc(size);
+
+        if (!buf)
+                return -ENOMEM;
+        for (;;) {
+                if (len + 1 >= size) {
+                        char *n = realloc(buf, size * 2);
+                        if (!n)
+                                return -ENOMEM;
+                        buf = n;
+                        size *= 2;
+                }
+                ssize_t k = read(fd, buf + len, size - len - 1);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return negative_errno();
+                }
+                if (k == 0)
+                        break;
+                len += (size_t) k;
+                if (len > max)
+                        return -EFBIG;
+        }
+        buf[len] = 0;
+        *ret_buf = TAKE_PTR(buf);
+        if (ret_len)
+                *ret_len = len;
+        return 0;
+}
+
+int read_file_at(const char *root, const char *path, size_t max, char **ret_buf, size_t *ret_len) {
+        _cleanup_(freep) char *p = NULL;
+        _cleanup_(closep) int fd = -EBADF;
+        int r;
+
+        r = path_join_root(root, path, &p);
+        if (r < 0)
+                return r;
+        fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        return read_fd_full(fd, max, ret_buf, ret_len);
+}
+
+int write_file_at(const char *root, const char *path, const char *value) {
+        _cleanup_(freep) char *p = NULL;
+        _cleanup_(closep) int fd = -EBADF;
+        size_t len = strlen(value);
+        ssize_t k;
+        int r;
+
+        r = path_join_root(root, path, &p);
+        if (r < 0)
+                return r;
+        fd = open(p, O_WRONLY | O_CLOEXEC | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        /* Regular files under a fake root: replace the content like a sysctl write does. */
+        struct stat st;
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && ftruncate(fd, 0) < 0)
+                return negative_errno();
+        do
+                k = write(fd, value, len);
+        while (k < 0 && errno == EINTR);
+        if (k < 0)
+                return negative_errno();
+        if ((size_t) k != len)
+                return -EIO;
+        return 0;
+}
+
+int read_int64_at(const char *root, const char *path, int64_t *ret) {
+        _cleanup_(freep) char *buf = NULL;
+        const char *p;
+        int r;
+
+        r = read_file_at(root, path, 4096, &buf, NULL);
+        if (r < 0)
+                return r;
+        p = buf;
+        return scan_i64(&p, buf + strlen(buf), ret);
+}
+
+int parse_int64(const char *s, int64_t *ret) {
+        char *e;
+        long long v;
+
+        if (!s || !*s || isspace((unsigned char) *s))
+                return -EINVAL;
+        errno = 0;
+        v = strtoll(s, &e, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        if (e == s)
+                return -EINVAL;
+        while (*e && isspace((unsigned char) *e))
+                e++;
+        if (*e)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int parse_uint64(const char *s, uint64_t *ret) {
+        char *e;
+        unsigned long long v;
+
+        if (!s || !isdigit((unsigned char) *s))
+                return -EINVAL;
+        errno = 0;
+        v = strtoull(s, &e, 10);
+        if (errno == ERANGE)
+                return -ERANGE;
+        while (*e && isspace((unsigned char) *e))
+                e++;
+        if (*e)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+int scan_u64(const char **pp, const char *end, uint64_t *ret) {
+        const char *p = skip_blanks(*pp, end);
+        uint64_t v = 0;
+
+        if (p >= end || !isdigit((unsigned char) *p))
+                return -EINVAL;
+        while (p < end && isdigit((unsigned char) *p)) {
+                unsigned d = (unsigned) (*p - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+                p++;
+        }
+        *pp = p;
+        *ret = v;
+        return 0;
+}
+
+int scan_i64(const char **pp, const char *end, int64_t *ret) {
+        const char *p = skip_blanks(*pp, end);
+        bool neg = false;
+        uint64_t v;
+        int r;
+
+        if (p < end && (*p == '-' || *p == '+')) {
+                neg = *p == '-';
+                p++;
+        }
+        r = scan_u64(&p, end, &v);
+        if (r < 0)
+                return r;
+        if (neg ? v > (uint64_t) INT64_MAX + 1 : v > (uint64_t) INT64_MAX)
+                return -ERANGE;
+        *pp = p;
+        *ret = neg ? (int64_t) (0 - v) : (int64_t) v;
+        return 0;
+}
+
+bool line_has_key(const char *line, size_t len, const char *key, const char *seps) {
+        size_t kl = strlen(key);
+
+        if (len < kl || memcmp(line, key, kl) != 0)
+                return false;
+        if (len == kl)
+                return true;
+        return strchr(seps, line[kl]) != NULL && line[kl] != 0;
+}
+
+int parse_cpulist(const char *s, unsigned *ret_count, int *ret_max) {
+        const char *p = s, *end = s + strlen(s);
+        unsigned count = 0;
+        int max = -1;
+
+        p = skip_blanks(p, end);
+        while (p < end && *p != '\n') {
+                uint64_t a, b;
+                int r = scan_u64(&p, end, &a);
+                if (r < 0)
+                        return -EINVAL;
+                b = a;
+                if (p < end && *p == '-') {
+                        p++;
+                        r = scan_u64(&p, end, &b);
+                        if (r < 0 || b < a)
+                                return -EINVAL;
+                }
+                if (b > INT_MAX)
+                        return -ERANGE;
+                count += (unsigned) (b - a + 1);
+                max = MAX(max, (int) b);
+                if (p < end && *p == ',')
+                        p++;
+                else if (p < end && *p != '\n' && *p != ' ')
+                        return -EINVAL;
+                p = skip_blanks(p, end);
+        }
+        while (p < end && isspace((unsigned char) *p))
+                p++;
+        if (p != end)
+                return -EINVAL;
+        if (ret_count)
+                *ret_count = count;
+        if (ret_max)
+                *ret_max = max;
+        return 0;
+}
+
+static const struct {
+        const char *suffix;
+        uint64_t factor;
+} size_units[] = {
+        { "B", 1ULL },
+        { "KiB", 1ULL << 10 }, { "K", 1ULL << 10 }, { "KB", 1ULL << 10 }, { "kB", 1ULL << 10 },
+        { "MiB", 1ULL << 20 }, { "M", 1ULL << 20 }, { "MB", 1ULL << 20 },
+        { "GiB", 1ULL << 30 }, { "G", 1ULL << 30 }, { "GB", 1ULL << 30 },
+        { "TiB", 1ULL << 40 }, { "T", 1ULL << 40 }, { "TB", 1ULL << 40 },
+};
+
+int parse_size(const char *s, uint64_t *ret_bytes) {
+        char *e;
+        double v;
+        uint64_t factor = 1;
+
+        if (!s || !(isdigit((unsigned char) *s) || *s == '.'))
+                return -EINVAL;
+        errno = 0;
+        v = strtod(s, &e);
+        if (errno == ERANGE || e == s || !isfinite(v) || v < 0)
+                return -EINVAL;
+        while (*e == ' ')
+                e++;
+        if (*e) {
+                size_t i;
+                for (i = 0; i < ELEMENTSOF(size_units); i++)
+                        if (streq(e, size_units[i].suffix))
+                                break;
+                if (i >= ELEMENTSOF(size_units))
+                        return -EINVAL;
+                factor = size_units[i].factor;
+        }
+        v *= (double) factor;
+        if (v >= 18446744073709551616.0)
+                return -ERANGE;
+        /* A fraction of a byte is not a size. */
+        if (v != floor(v))
+                return -EINVAL;
+        *ret_bytes = (uint64_t) v;
+        return 0;
+}
+
+int parse_duration(const char *s, usec_t *ret_usec) {
+        const char *p = s;
+        usec_t total = 0;
+        bool any = false;
+
+        if (!s || !*s)
+                return -EINVAL;
+        while (*p) {
+                char *e;
+                double v;
+                usec_t mult;
+
+                if (!isdigit((unsigned char) *p) && *p != '.')
+                        return -EINVAL;
+                errno = 0;
+                v = strtod(p, &e);
+                if (errno == ERANGE || e == p || !isfinite(v) || v < 0)
+                        return -EINVAL;
+                p = e;
+                if (strneq(p, "ms", 2)) {
+                        mult = USEC_PER_MSEC;
+                        p += 2;
+                } else if (strneq(p, "us", 2)) {
+                        mult = 1;
+                        p += 2;
+                } else if (*p == 's') {
+                        mult = USEC_PER_SEC;
+                        p++;
+                } else if (strneq(p, "min", 3)) {
+                        mult = 60 * USEC_PER_SEC;
+                        p += 3;
+                } else if (*p == 'm') {
+                        mult = 60 * USEC_PER_SEC;
+                        p++;
+                } else if (*p == 'h') {
+                        mult = 3600 * USEC_PER_SEC;
+                        p++;
+                } else if (*p == 'd') {
+                        mult = 86400 * USEC_PER_SEC;
+                        p++;
+                } else if (*p == 0 && !any) {
+                        mult = USEC_PER_SEC;
+                } else
+                        return -EINVAL;
+                double add = v * (double) mult;
+                if (add > 1e18 || (double) total + add > 1e18)
+                        return -ERANGE;
+                total += (usec_t) llround(add);
+                any = true;
+        }
+        *ret_usec = total;
+        return 0;
+}
+
+int kernel_version_parse(const char *s, KernelVersion *ret) {
+        const char *p = s, *end;
+        uint64_t v[3] = { 0, 0, 0 };
+        int n = 0;
+
+        if (!s)
+                return -EINVAL;
+        end = s + strlen(s);
+        while (n < 3) {
+                if (scan_u64(&p, end, &v[n]) < 0 || v[n] > UINT_MAX)
+                        break;
+                n++;
+                if (p < end && *p == '.' && p + 1 < end && isdigit((unsigned char) p[1]))
+                        p++;
+                else
+                        break;
+        }
+        if (n < 2)
+                return -EINVAL;
+        *ret = (KernelVersion){ (unsigned) v[0], (unsigned) v[1], (unsigned) v[2] };
+        return 0;
+}
+
+int kernel_version_cmp(const KernelVersion *a, const KernelVersion *b) {
+        if (a->major != b->major)
+                return a->major < b->major ? -1 : 1;
+        if (a->minor != b->minor)
+                return a->minor < b->minor ? -1 : 1;
+        if (a->patch != b->patch)
+                return a->patch < b->patch ? -1 : 1;
+        return 0;
+}
+
+double kernel_version_to_double(const KernelVersion *v) {
+        return (double) v->major * 1e6 + (double) MIN(v->minor, 999U) * 1e3 + (double) MIN(v->patch, 999U);
+}
+
+usec_t now_usec(clockid_t clock) {
+        struct timespec ts;
+
+        if (clock_gettime(clock, &ts) < 0)
+                return 0;
+        return (usec_t) ts.tv_sec * USEC_PER_SEC + (usec_t) ts.tv_nsec / NSEC_PER_USEC;
+}
+
+const char *format_bytes(char *buf, size_t size, uint64_t bytes) {
+        static const char *const units[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+        double v = (double) bytes;
+        size_t i = 0;
+
+        while (v >= 1024.0 && i + 1 < ELEMENTSOF(units)) {
+                v /= 1024.0;
+                i++;
+        }
+        if (i == 0)
+                snprintf(buf, size, "%" PRIu64 " B", bytes);
+        else
+                snprintf(buf, size, "%.1f %s", v, units[i]);
+        return buf;
+}
+
+int mkdir_p(const char *path, unsigned mode) {
+        _cleanup_(freep) char *p = strdup(path);
+
+        if (!p)
+                return -ENOMEM;
+        for (char *s = p + 1; *s; s++) {
+                if (*s != '/')
+                        continue;
+                *s = 0;
+                if (mkdir(p, 0755) < 0 && errno != EEXIST)
+                        return negative_errno();
+                *s = '/';
+        }
+        if (mkdir(p, (mode_t) mode) < 0 && errno != EEXIST)
+                return negative_errno();
+        return 0;
+}
+
+int write_file_atomic(const char *path, const char *data, size_t len, unsigned mode) {
+        _cleanup_(freep) char *tmp = NULL;
+        _cleanup_(closep) int fd = -EBADF;
+        size_t done = 0;
+
+        if (asprintf(&tmp, "%s.tmpXXXXXX", path) < 0)
+                return -ENOMEM;
+        fd = mkostemp(tmp, O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        if (fchmod(fd, (mode_t) mode) < 0)
+                goto fail;
+        while (done < len) {
+                ssize_t k = write(fd, data + done, len - done);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        goto fail;
+                }
+                done += (size_t) k;
+        }
+        if (fsync(fd) < 0 || rename(tmp, path) < 0)
+                goto fail;
+        return 0;
+fail:;
+        int r = negative_errno();
+        unlink(tmp);
+        return r;
+}

@@ -1,0 +1,121 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+#include "macro.h"
+
+typedef uint64_t usec_t;
+#define USEC_INFINITY ((usec_t) UINT64_MAX)
+#define USEC_PER_SEC ((usec_t) 1000000ULL)
+#define USEC_PER_MSEC ((usec_t) 1000ULL)
+#define NSEC_PER_USEC ((uint64_t) 1000ULL)
+
+/* Upper bound for one kernel text file we read (zoneinfo of a 512-CPU, 8-node host is ~1 MiB). */
+#define READ_FILE_MAX ((size_t) 64U * 1024U * 1024U)
+
+/*
+ * Join a root prefix and an absolute path: ("/", "/proc/x") -> "/proc/x",
+ * ("/tmp/r", "/proc/x") -> "/tmp/r/proc/x".  root NULL means "/".
+ * Returns 0 or -ENOMEM.
+ */
+int path_join_root(const char *root, const char *path, char **ret);
+
+/*
+ * Read a whole file below root into a NUL-terminated buffer (kernel files
+ * report size 0, so read until EOF).  *ret_len excludes the NUL.  ret_len may be NULL.
+ * Returns 0, -errno from open/read, or -EFBIG beyond max bytes.
+ */
+int read_file_at(const char *root, const char *path, size_t max, char **ret_buf, size_t *ret_len);
+
+/* The same on an open descriptor, from its current offset. */
+int read_fd_full(int fd, size_t max, char **ret_buf, size_t *ret_len);
+
+/*
+ * Write a string to a file below root with one write() (sysctl and cgroup
+ * files act on the whole write).  No O_CREAT: the file must exist.
+ * Returns 0 or -errno of open/write (e.g. -EINVAL from a sysctl handler).
+ */
+int write_file_at(const char *root, const char *path, const char *value);
+
+/* Read the first integer of a file below root (sysctl style). 0, -errno or -EINVAL. */
+int read_int64_at(const char *root, const char *path, int64_t *ret);
+
+/* Strict decimal parsers: whole string (trailing whitespace allowed), no overflow. 0 or -EINVAL/-ERANGE. */
+int parse_int64(const char *s, int64_t *ret);
+int parse_uint64(const char *s, uint64_t *ret);
+
+/*
+ * Parse a kernel cpulist ("0-3,8,10-11\n"; empty means no CPUs).
+ * Returns the number of CPUs in *ret_count and the largest id in *ret_max
+ * (-1 if empty; may be NULL).  0 or -EINVAL.
+ */
+int parse_cpulist(const char *s, unsigned *ret_count, int *ret_max);
+
+/*
+ * Sizes with IEC units: "4096", "4096B", "64KiB", "256MiB", "1.5GiB", "2TiB".
+ * Also K/M/G/T and KB/MB/GB/TB read as powers of 1024 (what operators mean in
+ * memory sizes; the kernel's "kB" is 1024 too).  Result in bytes.
+ * 0, -EINVAL (syntax or unknown unit) or -ERANGE.
+ */
+int parse_size(const char *s, uint64_t *ret_bytes);
+
+/* Durations: "500ms", "10s", "2m", "1h", "1d", combined "1m30s"; a bare number is seconds. Result in µs. */
+int parse_duration(const char *s, usec_t *ret_usec);
+
+typedef struct KernelVersion {
+        unsigned major;
+        unsigned minor;
+        unsigned patch;
+} KernelVersion;
+
+/* "6.12.117+deb12-amd64" -> {6,12,117}; "5.14" -> {5,14,0}. 0 or -EINVAL. */
+int kernel_version_parse(const char *s, KernelVersion *ret);
+/* <0, 0, >0 like strcmp. */
+int kernel_version_cmp(const KernelVersion *a, const KernelVersion *b);
+/* Encoded as major*1e6 + minor*1e3 + patch (patch capped at 999), for metric comparisons. */
+double kernel_version_to_double(const KernelVersion *v);
+static inline KernelVersion KV(unsigned major, unsigned minor) {
+        return (KernelVersion){ major, minor, 0 };
+}
+
+usec_t now_usec(clockid_t clock);
+
+/* Human sizes: "1.5 MiB".  buf of at least 32 bytes; returns buf. */
+const char *format_bytes(char *buf, size_t size, uint64_t bytes);
+
+/* Iterate lines of a buffer: returns false at the end.  The line excludes '\n'. */
+static inline bool next_line(const char **pos, const char *end, const char **ret_line, size_t *ret_len) {
+        const char *p = *pos;
+        if (p >= end)
+                return false;
+        const char *nl = memchr(p, '\n', (size_t) (end - p));
+        const char *e = nl ?: end;
+        *ret_line = p;
+        *ret_len = (size_t) (e - p);
+        *pos = nl ? nl + 1 : end;
+        return true;
+}
+
+/* Does the line [line, line+len) start with word followed by a separator in seps (or end)? */
+bool line_has_key(const char *line, size_t len, const char *key, const char *seps);
+
+/* Parse an unsigned decimal at *p, skipping leading blanks; advances *p.  0 or -EINVAL/-ERANGE. */
+int scan_u64(const char **p, const char *end, uint64_t *ret);
+/* Same for a signed value. */
+int scan_i64(const char **p, const char *end, int64_t *ret);
+
+static inline const char *skip_blanks(const char *p, const char *end) {
+        while (p < end && (*p == ' ' || *p == '\t'))
+                p++;
+        return p;
+}
+
+/* Create a directory and its parents (mode 0755 for parents). 0 or -errno. */
+int mkdir_p(const char *path, unsigned mode);
+
+/* Write data to path atomically (temporary file in the same directory, fsync, rename). 0 or -errno. */
+int write_file_atomic(const char *path, const char *data, size_t len, unsigned mode);
