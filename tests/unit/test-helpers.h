@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+/* Shared by the cmocka unit tests: where the captured fixtures live and how to read them. */
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "util.h"
+
+/* $FIXTURES (set by the test harness) or the source tree's tests/fixtures. */
+static inline const char *fixtures_dir(void) {
+        const char *f = getenv("FIXTURES");
+        return f && *f ? f : "tests/fixtures";
+}
+
+/* Read fixture file "SET/NAME" into a NUL-terminated buffer; fails the test if missing. */
+static inline char *fixture_read(const char *set, const char *name, size_t *ret_len) {
+        char *path = NULL, *buf = NULL;
+        size_t len = 0;
+
+        assert_true(asprintf(&path, "%s/%s/%s", fixtures_dir(), set, name) >= 0);
+        int r = read_file_at("/", path, READ_FILE_MAX, &buf, &len);
+        if (r < 0)
+                fail_msg("cannot read fixture %s: %s", path, strerror(-r));
+        free(path);
+        if (ret_len)
+                *ret_len = len;
+        return buf;
+}
+
+/* "SET/root" path of a fixture root tree (caller frees). */
+static inline char *fixture_root(const char *set, const char *tree) {
+        char *path = NULL;
+        assert_true(asprintf(&path, "%s/%s/%s", fixtures_dir(), set, tree) >= 0);
+        return path;
+}
+
+/* Every fixture set name (NULL-terminated, static). */
+static const char *const fixture_sets[] = {
+        "6.1.0-57-amd64-smp16-numa2-8G",
+        "6.1.0-57-amd64-smp2-1G",
+        "6.1.0-57-amd64-smp8-4G",
+        "6.1.192-vmtest-smp16-numa2-8G",
+        "6.1.192-vmtest-smp2-1G",
+        "6.1.192-vmtest-smp8-4G",
+        "6.12.117+deb12-amd64-smp16-numa2-8G",
+        "6.12.117+deb12-amd64-smp2-1G",
+        "6.12.117+deb12-amd64-smp8-4G",
+        "6.12.117-vmtest-smp16-numa2-8G",
+        "6.12.117-vmtest-smp2-1G",
+        "6.12.117-vmtest-smp8-4G",
+        "6.18.44-fc-live-smp2-24G",
+        NULL,
+};
