@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+/*
+ * /proc/pressure/memory (CONFIG_PSI; absent or EOPNOTSUPP when disabled):
+ *   some avg10=0.00 avg60=0.00 avg300=0.00 total=0
+ *   full avg10=0.00 avg60=0.00 avg300=0.00 total=0
+ * avg* are percentages of wall time, total is in microseconds.
+ */
+typedef struct PsiLine {
+        double avg10, avg60, avg300;   /* percent */
+        uint64_t total_usec;
+} PsiLine;
+
+typedef struct Psi {
+        PsiLine some;
+        PsiLine full;
+        bool has_full;                 /* "full" is absent for cpu before 5.13; memory always has it */
+} Psi;
+
+/* Pure parser.  "some" is required, "full" optional; each line needs avg10, avg60,
+ * avg300 (decimal percentages) and total (µs), once each.  0 or -EINVAL (missing,
+ * repeated or malformed field, unknown line). */
+int psi_parse(const char *buf, size_t len, Psi *ret);
+
+/* Read <root>/proc/pressure/memory.  0, -ENOENT (no PSI), -EOPNOTSUPP (psi=0) or -errno. */
+int psi_read(const char *root, Psi *ret);

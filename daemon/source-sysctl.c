@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The pcp sysctl of the running kernel (kernel.md §2.5): 5.14 replaced
+ * vm.percpu_pagelist_fraction with vm.percpu_pagelist_high_fraction
+ * ("mm/page_alloc: limit the number of pages on PCP lists when reclaim is
+ * active" series); a kernel has at most one of them.
+ */
+#include "source-sysctl.h"
+#include "util.h"
+
+int pcp_knob_read(const char *root, PcpKnob *ret) {
+        static const struct {
+                const char *name;
+                const char *path;
+                bool writable;
+        } knobs[] = {
+                { SYSCTL_PCP_HIGH_FRACTION, SYSCTL_PCP_HIGH_FRACTION_PATH, true },
+                /* The pre-5.14 knob has another meaning (high = managed / fraction, batch
+                 * derived from it); pcptune reports it but never writes it. */
+                { SYSCTL_PCP_FRACTION, SYSCTL_PCP_FRACTION_PATH, false },
+        };
+
+        if (!ret)
+                return -EINVAL;
+
+        for (size_t i = 0; i < ELEMENTSOF(knobs); i++) {
+                int64_t v;
+                int r;
+
+                r = read_int64_at(root, knobs[i].path, &v);
+                if (r == -ENOENT)
+                        continue;
+                if (r < 0)
+                        return r;
+                /* Both handlers reject negative values (proc_dointvec_minmax, min 0). */
+                if (v < 0 || v > INT32_MAX)
+                        return -EINVAL;
+                *ret = (PcpKnob) {
+                        .name = knobs[i].name,
+                        .path = knobs[i].path,
+                        .value = v,
+                        .writable = knobs[i].writable,
+                };
+                return 0;
+        }
+        return -ENOENT;
+}
+
+int sysctl_name_to_path(const char *name, char **ret) {
+        static const char prefix[] = "/proc/sys/";
+        size_t len, plen = sizeof(prefix) - 1;
+        _cleanup_(freep) char *path = NULL;
+
+        if (!name || !ret)
+                return -EINVAL;
+        len = strlen(name);
+        if (len == 0 || len > 4096)
+                return -EINVAL;
+
+        path = malloc(plen + len + 1);
+        if (!path)
+                return -ENOMEM;
+        memcpy(path, prefix, plen);
+        /* sysctl(8) convention: '.' separates components, and a '/' in a name stands
+         * for a '.' inside a component (net.ipv4.conf.eth0/100.rp_filter -> eth0.100). */
+        for (size_t i = 0; i < len; i++) {
+                char c = name[i];
+                path[plen + i] = c == '.' ? '/' : c == '/' ? '.' : c;
+        }
+        path[plen + len] = 0;
+
+        /* Every component non-empty, not "." or "..": the path must stay below /proc/sys. */
+        for (const char *c = path + plen; *c;) {
+                size_t n = strcspn(c, "/");
+                if (n == 0 || (n == 1 && c[0] == '.') || (n == 2 && c[0] == '.' && c[1] == '.') ||
+                    strcspn(c, " \t\n") < n)
+                        return -EINVAL;
+                c += n;
+                if (*c == '/') {
+                        c++;
+                        if (!*c)
+                                return -EINVAL;     /* trailing separator */
+                }
+        }
+        *ret = TAKE_PTR(path);
+        return 0;
+}
