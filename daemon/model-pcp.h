@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "util.h"
+
+/*
+ * The kernel's pcp batch/high formulas (kernel.md §2), as pure functions.
+ * All quantities are in pages unless named otherwise.
+ */
+
+typedef enum PcpRegime {
+        PCP_REGIME_LEGACY,     /* <= 5.13: vm.percpu_pagelist_fraction, high = managed/F per CPU */
+        PCP_REGIME_FIXED,      /* 5.14 - 6.6: fixed high = zone_highsize() */
+        PCP_REGIME_AUTOTUNE,   /* >= 6.7: high_min/high_max, dynamic high in between */
+        _PCP_REGIME_MAX,
+        _PCP_REGIME_INVALID = -EINVAL,
+} PcpRegime;
+
+/*
+ * Regime of a kernel version (never of a zoneinfo layout: vendors backport):
+ * < 5.14 LEGACY, 5.14 - 6.6 FIXED, >= 6.7 AUTOTUNE.  _PCP_REGIME_INVALID for NULL.
+ */
+PcpRegime pcp_regime_from_version(const KernelVersion *v);
+/* "legacy", "fixed", "autotune"; NULL for anything else. */
+const char *pcp_regime_to_string(PcpRegime r);
+
+/* What one zone of the model needs: read from the same zoneinfo snapshot. */
+typedef struct PcpZoneInput {
+        uint64_t managed_pages;
+        uint64_t low_pages;           /* low_wmark_pages(): WMARK_LOW + boost, the zoneinfo "low" line */
+        unsigned node_cpus;           /* online CPUs on the zone's node (0 for a CPU-less node) */
+        unsigned online_cpus;         /* num_online_cpus(): the divisor for CPU-less nodes */
+} PcpZoneInput;
+
+/* What the kernel stores in every CPU's pageset of the zone. */
+typedef struct PcpSetting {
+        int batch;
+        int high_min;    /* = high_max = the fixed high before 6.7 */
+        int high_max;
+} PcpSetting;
+
+/*
+ * zone_batchsize(), mm/page_alloc.c (unchanged 5.4 - 6.18, MMU): about 0.1%
+ * of the zone capped at 1 MiB of pages, quartered, rounded to 2^n - 1, at
+ * least 1 (the clamp of its callers).  page_size in bytes, a power of two
+ * >= 4096.  Returns the batch in pages (>= 1), or -EINVAL for a bad page_size.
+ */
+int pcp_zone_batchsize(uint64_t managed_pages, unsigned page_size);
+
+/*
+ * zone_highsize(), mm/page_alloc.c (5.14 - 6.18): (fraction ? managed/fraction
+ * : low) split over the node's online CPUs (all online CPUs for a CPU-less
+ * node), at least batch << 2.  Steady state (cpu_online = 0).  Like the kernel
+ * (64-bit), the unsigned long quotient is stored in an int: above INT_MAX it
+ * wraps and the floor usually wins (only on absurd shapes, e.g. 2^40 pages
+ * over 64 CPUs at fraction 8).  fraction >= 0 (the sysctl's 1..7 rule is
+ * pcp_model_zone()'s).  Returns the high in pages (>= 4), or -EINVAL (batch
+ * < 1, fraction < 0, no CPU to split over).
+ */
+int pcp_zone_highsize(const PcpZoneInput *z, int batch, int fraction);
+
+/*
+ * zone_set_pageset_high_and_batch(), mm/page_alloc.c, for one zone and a value
+ * of the regime's sysctl:
+ *  - LEGACY (<= 5.13, pageset_set_high_and_batch()): fraction 0: batch =
+ *    zone_batchsize, high = 6 * batch; fraction F: high = managed / F,
+ *    batch = max(1, high / 4) capped at PAGE_SHIFT * 8;
+ *  - FIXED (5.14 - 6.6): high = zone_highsize(F);
+ *  - AUTOTUNE (6.7+): F = 0: high_min = zone_highsize(0), high_max = zone_highsize(8);
+ *    F >= 8: high_min = high_max = zone_highsize(F).
+ * fraction must be 0 or >= 8.  0 or -EINVAL.
+ */
+int pcp_model_zone(PcpRegime regime, const PcpZoneInput *z, unsigned page_size, int fraction, PcpSetting *ret);
+
+/* The largest high the kernel may use in that zone: high_max (6.7+) or the fixed high. */
+static inline int pcp_setting_high_limit(const PcpSetting *s) {
+        return s->high_max;
+}
+
+/*
+ * A goal on pcp high (BRIEF.md §3): a cap on the largest high that must hold on
+ * every populated zone.
+ */
+typedef enum PcpGoalKind {
+        PCP_GOAL_DEFAULT,          /* fraction 0 */
+        PCP_GOAL_MINIMUM,          /* high = 4 x batch (the floor) on every zone */
+        PCP_GOAL_BATCH_MULTIPLE,   /* high <= value x batch */
+        PCP_GOAL_FRACTION,         /* the sysctl value itself (0 or >= 8) */
+        PCP_GOAL_BYTES_PER_CPU,    /* high x page_size <= value bytes, per CPU and zone */
+        PCP_GOAL_BYTES_PER_NODE,   /* sum over the node's zones of high x split CPUs x page_size <= value;
+                                    * split CPUs = the node's CPUs, or all online CPUs for a CPU-less
+                                    * node (the CPUs the kernel splits that zone's budget over) */
+        _PCP_GOAL_MAX,
+        _PCP_GOAL_INVALID = -EINVAL,
+} PcpGoalKind;
+
+typedef struct PcpGoal {
+        PcpGoalKind kind;
+        uint64_t value;            /* multiple, fraction or bytes */
+} PcpGoal;
+
+/* A zone of the host as the solver sees it. */
+typedef struct PcpZone {
+        int node;
+        const char *name;
+        PcpZoneInput in;
+} PcpZone;
+
+/*
+ * Solve a goal for a host (BRIEF.md §3): if the default (0) meets the cap the
+ * answer is 0, otherwise the smallest fraction >= 8 that meets it on every
+ * zone (the largest lists the cap allows).  high is non-increasing in the
+ * fraction, so the answer is exact (binary search over the model, checked
+ * against the closed form in tests).
+ *  - zones: the populated zones; n >= 1.
+ *  - regime FIXED or AUTOTUNE; LEGACY returns -EOPNOTSUPP (a small legacy
+ *    fraction would give each CPU managed/F pages).
+ * Goals: DEFAULT -> 0; FRACTION -> its value (0 or 8..INT_MAX, else -EINVAL);
+ * MINIMUM -> 0 if the default is already at the floor everywhere, else
+ * pcp_minimum_fraction(); BATCH_MULTIPLE, BYTES_PER_CPU, BYTES_PER_NODE ->
+ * binary search over [8, max managed + 1] (capped at INT_MAX).
+ * The cap is checked on the kernel's value before its int store (which is
+ * never larger), so a fraction is never chosen for an int wrap-around.
+ * Returns 0 and *ret_fraction; -ERANGE if no fraction reaches the cap (cap below
+ * the 4 x batch floor), then *ret_fraction is the MINIMUM goal's answer (INT_MAX
+ * if even the floor is out of reach); -EOPNOTSUPP for LEGACY; -EINVAL.
+ */
+int pcp_solve_goal(PcpRegime regime, const PcpZone *zones, size_t n, unsigned page_size, const PcpGoal *goal,
+                   int *ret_fraction);
+
+/*
+ * Smallest fraction >= 8 giving high = 4 x batch on every zone, in closed form:
+ * max over zones of managed / (split x (4 x batch + 1)) + 1, at least 8.  It is
+ * >= 8 even where the default already sits on the floor (the MINIMUM goal then
+ * answers 0).  -EOPNOTSUPP for LEGACY, -ERANGE if it exceeds INT_MAX (the
+ * sysctl is an int), -EINVAL.
+ */
+int pcp_minimum_fraction(PcpRegime regime, const PcpZone *zones, size_t n, unsigned page_size);
+
+/*
+ * "default", "minimum", "8x batch", "fraction 1000", "2 MiB per cpu",
+ * "3 GiB per node" (a whole number of one IEC unit, else format_bytes()'s
+ * rounded form), "invalid", into buf; returns buf.
+ */
+const char *pcp_goal_to_string(const PcpGoal *g, char *buf, size_t size);
