@@ -1,0 +1,166 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <string.h>
+
+#include "metrics.h"
+#include "snapshot.h"
+
+/*
+ * The registry of metric names for `when:`, `until:` and `host:`.  The names
+ * are the policy language's public API (pcptune.policy(5)): never rename one.
+ */
+static const MetricInfo metric_table[_METRIC_MAX] = {
+        [METRIC_MEMINFO_PERCPU] = { "meminfo.percpu", METRIC_UNIT_BYTES,
+                                    "memory used by the per-cpu allocator (Percpu in /proc/meminfo)" },
+        [METRIC_MEMINFO_AVAILABLE] = { "meminfo.available", METRIC_UNIT_BYTES,
+                                       "memory available for new work (MemAvailable in /proc/meminfo)" },
+        [METRIC_MEMINFO_FREE] = { "meminfo.free", METRIC_UNIT_BYTES, "free memory (MemFree in /proc/meminfo)" },
+        [METRIC_PCP_HELD] = { "pcp.held", METRIC_UNIT_BYTES,
+                              "free pages held on per-cpu page lists, all zones and CPUs (/proc/zoneinfo count)" },
+        [METRIC_PCP_HIGH_MAX] = { "pcp.high_max", METRIC_UNIT_PAGES,
+                                  "largest pcp high the kernel may use, over populated zones and CPUs" },
+        [METRIC_MEMCG_LIVE] = { "memcg.live", METRIC_UNIT_COUNT, "memory cgroups alive, host-wide (root included)" },
+        [METRIC_MEMCG_DYING] = { "memcg.dying", METRIC_UNIT_COUNT,
+                                 "memory cgroups removed but not yet freed, host-wide" },
+        [METRIC_PSI_MEMORY_SOME_AVG10] = { "psi.memory.some.avg10", METRIC_UNIT_PERCENT,
+                                           "share of time some task stalled on memory, last 10 s" },
+        [METRIC_PSI_MEMORY_SOME_AVG60] = { "psi.memory.some.avg60", METRIC_UNIT_PERCENT,
+                                           "share of time some task stalled on memory, last 60 s" },
+        [METRIC_PSI_MEMORY_SOME_AVG300] = { "psi.memory.some.avg300", METRIC_UNIT_PERCENT,
+                                            "share of time some task stalled on memory, last 300 s" },
+        [METRIC_PSI_MEMORY_FULL_AVG10] = { "psi.memory.full.avg10", METRIC_UNIT_PERCENT,
+                                           "share of time all non-idle tasks stalled on memory, last 10 s" },
+        [METRIC_PSI_MEMORY_FULL_AVG60] = { "psi.memory.full.avg60", METRIC_UNIT_PERCENT,
+                                           "share of time all non-idle tasks stalled on memory, last 60 s" },
+        [METRIC_PSI_MEMORY_FULL_AVG300] = { "psi.memory.full.avg300", METRIC_UNIT_PERCENT,
+                                            "share of time all non-idle tasks stalled on memory, last 300 s" },
+        [METRIC_PROC_EXIT_RATE] = { "proc.exit_rate", METRIC_UNIT_RATE,
+                                    "process exits per second (proc connector)" },
+        [METRIC_CPUS] = { "cpus", METRIC_UNIT_COUNT, "online CPUs" },
+        [METRIC_MEMORY] = { "memory", METRIC_UNIT_BYTES, "total memory (MemTotal in /proc/meminfo)" },
+        [METRIC_KERNEL] = { "kernel", METRIC_UNIT_VERSION, "running kernel release (major.minor.patch)" },
+        [METRIC_NODES] = { "nodes", METRIC_UNIT_COUNT, "NUMA nodes with CPUs or memory" },
+};
+
+const MetricInfo *metric_info(MetricId id) {
+        if (id < 0 || id >= _METRIC_MAX)
+                return NULL;
+        return &metric_table[id];
+}
+
+int metric_from_name(const char *name) {
+        if (!name)
+                return -ENOENT;
+        for (int i = 0; i < _METRIC_MAX; i++)
+                if (streq(metric_table[i].name, name))
+                        return i;
+        return -ENOENT;
+}
+
+const char *metric_unit_to_string(MetricUnit u) {
+        static const char *const names[_METRIC_UNIT_MAX] = {
+                [METRIC_UNIT_BYTES] = "bytes",
+                [METRIC_UNIT_PAGES] = "pages",
+                [METRIC_UNIT_COUNT] = "count",
+                [METRIC_UNIT_PERCENT] = "percent",
+                [METRIC_UNIT_RATE] = "per second",
+                [METRIC_UNIT_VERSION] = "version",
+        };
+
+        if (u < 0 || u >= _METRIC_UNIT_MAX)
+                return NULL;
+        return names[u];
+}
+
+static void metric_unavailable(MetricValues *mv, MetricId id, const char *why) {
+        mv->value[id] = 0;
+        mv->available[id] = false;
+        mv->why_unavailable[id] = why;
+}
+
+/*
+ * Nodes with CPUs or memory: what N_CPU | N_MEMORY covers in the kernel
+ * (node_states[], include/linux/nodemask.h).  Memory is read from zoneinfo:
+ * a node counts if one of its zones has managed pages, so a memory-less
+ * node with only empty zone blocks in /proc/zoneinfo does not count.
+ * Node ids beyond TOPOLOGY_MAX_NODES are ignored (the kernel's MAX_NUMNODES
+ * is at most 1024).
+ */
+static unsigned count_nodes(const Snapshot *s) {
+        unsigned char seen[TOPOLOGY_MAX_NODES] = { 0 };
+        unsigned n = 0;
+
+        for (unsigned i = 0; i < s->topo.n_nodes && i < TOPOLOGY_MAX_NODES; i++)
+                if (s->topo.node_cpus && s->topo.node_cpus[i] > 0)
+                        seen[i] = 1;
+        for (size_t i = 0; i < s->zoneinfo.n_zones; i++) {
+                const Zone *z = &s->zoneinfo.zones[i];
+                if (z->node >= 0 && z->node < TOPOLOGY_MAX_NODES && z->managed_pages > 0)
+                        seen[z->node] = 1;
+        }
+        for (unsigned i = 0; i < TOPOLOGY_MAX_NODES; i++)
+                n += seen[i];
+        return n;
+}
+
+void metrics_from_snapshot(const Snapshot *s, MetricValues *ret) {
+        MetricValues mv;
+
+        for (int i = 0; i < _METRIC_MAX; i++)
+                metric_unavailable(&mv, (MetricId) i, "not measured");
+
+        /* /proc/meminfo prints KiB ("kB" is 1024 bytes, fs/proc/meminfo.c show_val_kb()). */
+        if (s->meminfo.has_percpu)
+                metric_set(&mv, METRIC_MEMINFO_PERCPU, (double) s->meminfo.percpu_kib * 1024.0);
+        else
+                metric_unavailable(&mv, METRIC_MEMINFO_PERCPU, "no Percpu line in /proc/meminfo (kernel < 4.7)");
+        if (s->meminfo.has_mem_available)
+                metric_set(&mv, METRIC_MEMINFO_AVAILABLE, (double) s->meminfo.mem_available_kib * 1024.0);
+        else
+                metric_unavailable(&mv, METRIC_MEMINFO_AVAILABLE,
+                                   "no MemAvailable line in /proc/meminfo (kernel < 3.14)");
+        metric_set(&mv, METRIC_MEMINFO_FREE, (double) s->meminfo.mem_free_kib * 1024.0);
+        metric_set(&mv, METRIC_MEMORY, (double) s->meminfo.mem_total_kib * 1024.0);
+
+        metric_set(&mv, METRIC_PCP_HELD, (double) s->pcp_held_pages * (double) s->topo.page_size);
+        if (s->pcp_high_max >= 0)
+                metric_set(&mv, METRIC_PCP_HIGH_MAX, (double) s->pcp_high_max);
+        else
+                metric_unavailable(&mv, METRIC_PCP_HIGH_MAX, "no populated zone with pagesets");
+
+        if (s->has_memcg && s->memcg.mode != CGROUP_MEMORY_NONE) {
+                metric_set(&mv, METRIC_MEMCG_LIVE, (double) s->memcg.live);
+                metric_set(&mv, METRIC_MEMCG_DYING, (double) s->memcg.dying);
+        } else {
+                const char *why = s->has_memcg ? "no memory cgroup controller" : "memory cgroups not read";
+                metric_unavailable(&mv, METRIC_MEMCG_LIVE, why);
+                metric_unavailable(&mv, METRIC_MEMCG_DYING, why);
+        }
+
+        if (s->has_psi) {
+                metric_set(&mv, METRIC_PSI_MEMORY_SOME_AVG10, s->psi.some.avg10);
+                metric_set(&mv, METRIC_PSI_MEMORY_SOME_AVG60, s->psi.some.avg60);
+                metric_set(&mv, METRIC_PSI_MEMORY_SOME_AVG300, s->psi.some.avg300);
+                if (s->psi.has_full) {
+                        metric_set(&mv, METRIC_PSI_MEMORY_FULL_AVG10, s->psi.full.avg10);
+                        metric_set(&mv, METRIC_PSI_MEMORY_FULL_AVG60, s->psi.full.avg60);
+                        metric_set(&mv, METRIC_PSI_MEMORY_FULL_AVG300, s->psi.full.avg300);
+                } else
+                        for (MetricId i = METRIC_PSI_MEMORY_FULL_AVG10; i <= METRIC_PSI_MEMORY_FULL_AVG300; i++)
+                                metric_unavailable(&mv, i, "no \"full\" line in /proc/pressure/memory");
+        } else
+                for (MetricId i = METRIC_PSI_MEMORY_SOME_AVG10; i <= METRIC_PSI_MEMORY_FULL_AVG300; i++)
+                        metric_unavailable(&mv, i, "no PSI (CONFIG_PSI=n or psi=0)");
+
+        /* Filled by the manager from the netlink proc connector when it runs. */
+        metric_unavailable(&mv, METRIC_PROC_EXIT_RATE, "proc connector not running");
+
+        metric_set(&mv, METRIC_CPUS, (double) s->topo.online_cpus);
+        metric_set(&mv, METRIC_KERNEL, kernel_version_to_double(&s->topo.kernel));
+        unsigned nodes = count_nodes(s);
+        if (nodes > 0)
+                metric_set(&mv, METRIC_NODES, (double) nodes);
+        else
+                metric_unavailable(&mv, METRIC_NODES, "no node with CPUs or managed memory");
+
+        *ret = mv;
+}

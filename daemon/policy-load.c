@@ -1,0 +1,513 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * Policy sets: loading files, directories and the embedded default, the
+ * checks that span several rules or policies, and host matching.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "policy.h"
+
+#ifndef POLICY_DIR_DEFAULT
+#define POLICY_DIR_DEFAULT "/etc/pcptune/policies.d"
+#endif
+
+/* Policies are a few KiB; anything much bigger is a mistake (a log, a core dump) in the directory. */
+#define POLICY_FILE_MAX ((size_t) 1024U * 1024U)
+
+/* ------------------------------------------------------------------------ */
+/* Diagnostics */
+
+void diagnostics_done(Diagnostics *d) {
+        if (!d)
+                return;
+        for (size_t i = 0; i < d->n_errors; i++)
+                free(d->errors[i]);
+        for (size_t i = 0; i < d->n_warnings; i++)
+                free(d->warnings[i]);
+        free(d->errors);
+        free(d->warnings);
+        *d = (Diagnostics){};
+}
+
+/* Out of memory drops the message: the caller still sees the failure through its return value. */
+_printf_(3, 0) static void diagnostics_add(char ***list, size_t *n, const char *fmt, va_list ap) {
+        char *s, **a;
+
+        if (vasprintf(&s, fmt, ap) < 0)
+                return;
+        a = realloc(*list, (*n + 1) * sizeof(char *));
+        if (!a) {
+                free(s);
+                return;
+        }
+        a[(*n)++] = s;
+        *list = a;
+}
+
+void diagnostics_error(Diagnostics *d, const char *fmt, ...) {
+        va_list ap;
+
+        if (!d)
+                return;
+        va_start(ap, fmt);
+        diagnostics_add(&d->errors, &d->n_errors, fmt, ap);
+        va_end(ap);
+}
+
+void diagnostics_warning(Diagnostics *d, const char *fmt, ...) {
+        va_list ap;
+
+        if (!d)
+                return;
+        va_start(ap, fmt);
+        diagnostics_add(&d->warnings, &d->n_warnings, fmt, ap);
+        va_end(ap);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Sets */
+
+PolicySet *policy_set_free(PolicySet *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_policies; i++)
+                policy_free(s->policies[i]);
+        free(s->policies);
+        free(s->source);
+        free(s);
+        return NULL;
+}
+
+static PolicySet *policy_set_new(const char *source) {
+        PolicySet *s = calloc(1, sizeof(PolicySet));
+
+        if (!s)
+                return NULL;
+        s->source = strdup(source);
+        if (!s->source)
+                return policy_set_free(s);
+        return s;
+}
+
+static int policy_set_add(PolicySet *s, Policy *p) {
+        Policy **a = realloc(s->policies, (s->n_policies + 1) * sizeof(Policy *));
+
+        if (!a)
+                return -ENOMEM;
+        a[s->n_policies++] = p;
+        s->policies = a;
+        return 0;
+}
+
+static const char *file_basename(const char *path) {
+        const char *s = strrchr(path, '/');
+        return s ? s + 1 : path;
+}
+
+/* Ascending (priority, file name, path): the last policy wins. */
+static int policy_compare(const void *a, const void *b) {
+        const Policy *x = *(Policy *const *) a, *y = *(Policy *const *) b;
+        int r;
+
+        if (x->priority != y->priority)
+                return x->priority < y->priority ? -1 : 1;
+        r = strcmp(file_basename(x->file), file_basename(y->file));
+        if (r != 0)
+                return r;
+        return strcmp(x->file, y->file);
+}
+
+/*
+ * Read and parse one file.  With check_owner the file must be owned by root
+ * and not writable by group or others: the policies decide what the daemon
+ * writes as root to /proc/sys and cgroup files.  open() follows symlinks and
+ * fstat() checks the target, so a link is as good as the file it points to.
+ * O_NONBLOCK keeps a FIFO dropped in the directory from hanging the load.
+ * 0, -EINVAL (reported in diag), -ENOMEM or -errno (reported).
+ */
+static int load_file(PolicySet *s, const char *path, bool check_owner, Diagnostics *diag) {
+        _cleanup_(closep) int fd = -EBADF;
+        _cleanup_(freep) char *buf = NULL;
+        Policy *p = NULL;
+        struct stat st;
+        size_t len;
+        int r;
+
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
+        if (fd < 0) {
+                r = negative_errno();
+                diagnostics_error(diag, "%s: cannot open policy file: %s", path, strerror(-r));
+                return r;
+        }
+        if (fstat(fd, &st) < 0) {
+                r = negative_errno();
+                diagnostics_error(diag, "%s: cannot stat policy file: %s", path, strerror(-r));
+                return r;
+        }
+        if (!S_ISREG(st.st_mode)) {
+                diagnostics_error(diag, "%s: expected a regular file, found %s", path,
+                                  S_ISDIR(st.st_mode)    ? "a directory"
+                                  : S_ISFIFO(st.st_mode) ? "a FIFO"
+                                  : S_ISSOCK(st.st_mode) ? "a socket"
+                                                         : "a device node");
+                return -EINVAL;
+        }
+        if (check_owner && (st.st_uid != 0 || (st.st_mode & (S_IWGRP | S_IWOTH)))) {
+                bool bad_owner = st.st_uid != 0, bad_mode = st.st_mode & (S_IWGRP | S_IWOTH);
+                diagnostics_error(diag,
+                                  "%s: refusing policy file %s%s%s (owner uid %u, mode %04o): policies drive root "
+                                  "writes, so a policy file must be owned by root and not writable by group or others",
+                                  path, bad_owner ? "not owned by root" : "", bad_owner && bad_mode ? " and " : "",
+                                  bad_mode ? "writable by group or others" : "", (unsigned) st.st_uid,
+                                  (unsigned) (st.st_mode & 07777));
+                return -EPERM;
+        }
+
+        r = read_fd_full(fd, POLICY_FILE_MAX, &buf, &len);
+        if (r == -EFBIG) {
+                diagnostics_error(diag, "%s: expected a policy file of at most 1 MiB, found a larger file", path);
+                return -EINVAL;
+        }
+        if (r < 0) {
+                diagnostics_error(diag, "%s: cannot read policy file: %s", path, strerror(-r));
+                return r;
+        }
+
+        r = policy_parse(path, buf, len, &p, diag);
+        if (r < 0)
+                return r;
+        r = policy_set_add(s, p);
+        if (r < 0)
+                policy_free(p);
+        return r;
+}
+
+static bool is_policy_name(const char *name) {
+        size_t n = strlen(name);
+
+        if (name[0] == '.')
+                return false;
+        return (n > 5 && streq(name + n - 5, ".yaml")) || (n > 4 && streq(name + n - 4, ".yml"));
+}
+
+static int strcmp_ptr(const void *a, const void *b) {
+        return strcmp(*(char *const *) a, *(char *const *) b);
+}
+
+/* The policy file names of a directory, sorted (strcmp: byte order, locale-independent). */
+static int list_dir(const char *dir, char ***ret, size_t *ret_n, Diagnostics *diag) {
+        DIR *d;
+        char **names = NULL;
+        size_t n = 0;
+        int r = 0;
+
+        d = opendir(dir);
+        if (!d) {
+                r = negative_errno();
+                if (r == -ENOENT)
+                        diagnostics_error(diag, "%s: policy directory does not exist", dir);
+                else
+                        diagnostics_error(diag, "%s: cannot open policy directory: %s", dir, strerror(-r));
+                return r;
+        }
+        for (;;) {
+                struct dirent *de;
+
+                errno = 0;
+                de = readdir(d);
+                if (!de) {
+                        if (errno != 0) {
+                                r = negative_errno();
+                                diagnostics_error(diag, "%s: cannot read policy directory: %s", dir, strerror(-r));
+                        }
+                        break;
+                }
+                if (!is_policy_name(de->d_name))
+                        continue;
+                char **a = realloc(names, (n + 2) * sizeof(char *));
+                if (!a) {
+                        r = -ENOMEM;
+                        break;
+                }
+                names = a;
+                if (asprintf(&names[n], "%s%s%s", dir, dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/",
+                             de->d_name) < 0) {
+                        r = -ENOMEM;
+                        break;
+                }
+                names[++n] = NULL;
+        }
+        closedir(d);
+        if (r < 0) {
+                for (size_t i = 0; i < n; i++)
+                        free(names[i]);
+                free(names);
+                return r;
+        }
+        if (n > 0)
+                qsort(names, n, sizeof(char *), strcmp_ptr);
+        *ret = names;
+        *ret_n = n;
+        return 0;
+}
+
+static int load_dir_into(PolicySet *s, const char *dir, bool check_owner, Diagnostics *diag) {
+        char **names = NULL;
+        size_t n = 0;
+        int r, ret = 0;
+
+        r = list_dir(dir, &names, &n, diag);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                r = load_file(s, names[i], check_owner, diag);
+                if (r == -ENOMEM)
+                        ret = r;
+                else if (r < 0 && ret == 0)
+                        ret = -EINVAL;
+        }
+        for (size_t i = 0; i < n; i++)
+                free(names[i]);
+        free(names);
+        return ret;
+}
+
+/*
+ * Sort, run the set checks, and hand the set over if nothing failed.
+ * r is the loading result so far; errors counted since `errors`.
+ */
+static int finish_set(PolicySet **s, int r, Diagnostics *diag, size_t errors, PolicySet **ret) {
+        if (r == -ENOMEM)
+                return r;
+        if ((*s)->n_policies > 1)
+                qsort((*s)->policies, (*s)->n_policies, sizeof(Policy *), policy_compare);
+        policy_set_check(*s, diag);
+        if (r < 0)
+                return r;
+        if (diag->n_errors > errors)
+                return -EINVAL;
+        *ret = TAKE_PTR(*s);
+        return 0;
+}
+
+int policy_set_load_dir(const char *dir, bool check_owner, PolicySet **ret, Diagnostics *diag) {
+        _cleanup_(policy_set_freep) PolicySet *s = NULL;
+        _cleanup_(diagnostics_done) Diagnostics local = {};
+        size_t errors;
+        int r;
+
+        if (!dir)
+                return -EINVAL;
+        if (!diag)
+                diag = &local;
+        errors = diag->n_errors;
+        s = policy_set_new(dir);
+        if (!s)
+                return -ENOMEM;
+        r = load_dir_into(s, dir, check_owner, diag);
+        /* The directory itself could not be read (-ENOENT, -EACCES...): no set. */
+        if (r < 0 && r != -EINVAL)
+                return r;
+        return finish_set(&s, r, diag, errors, ret);
+}
+
+int policy_set_load_embedded(PolicySet **ret, Diagnostics *diag) {
+        _cleanup_(policy_set_freep) PolicySet *s = NULL;
+        _cleanup_(diagnostics_done) Diagnostics local = {};
+        size_t errors;
+        int r = 0;
+
+        if (!diag)
+                diag = &local;
+        errors = diag->n_errors;
+        s = policy_set_new("embedded");
+        if (!s)
+                return -ENOMEM;
+        for (size_t i = 0; i < n_embedded_policies; i++) {
+                _cleanup_(freep) char *file = NULL;
+                Policy *p = NULL;
+                int k;
+
+                if (asprintf(&file, "<embedded>/%s", embedded_policies[i].name) < 0)
+                        return -ENOMEM;
+                k = policy_parse(file, embedded_policies[i].text, strlen(embedded_policies[i].text), &p, diag);
+                if (k == -ENOMEM)
+                        return k;
+                if (k < 0) {
+                        r = -EINVAL;
+                        continue;
+                }
+                k = policy_set_add(s, p);
+                if (k < 0) {
+                        policy_free(p);
+                        return k;
+                }
+        }
+        return finish_set(&s, r, diag, errors, ret);
+}
+
+int policy_set_load_default(const char *dir, bool check_owner, PolicySet **ret, Diagnostics *diag) {
+        struct stat st;
+
+        if (dir)
+                return policy_set_load_dir(dir, check_owner, ret, diag);
+        /* Only a missing directory falls back: an unreadable one is an error to fix, not to hide. */
+        if (stat(POLICY_DIR_DEFAULT, &st) < 0 && errno == ENOENT)
+                return policy_set_load_embedded(ret, diag);
+        return policy_set_load_dir(POLICY_DIR_DEFAULT, check_owner, ret, diag);
+}
+
+int policy_set_load_paths(char **paths, bool check_owner, PolicySet **ret, Diagnostics *diag) {
+        _cleanup_(policy_set_freep) PolicySet *s = NULL;
+        _cleanup_(diagnostics_done) Diagnostics local = {};
+        _cleanup_(freep) char *source = NULL;
+        size_t errors, size = 1;
+        int r = 0;
+
+        if (!paths)
+                return -EINVAL;
+        if (!diag)
+                diag = &local;
+        errors = diag->n_errors;
+
+        for (char **p = paths; *p; p++)
+                size += strlen(*p) + 1;
+        source = calloc(1, size);
+        if (!source)
+                return -ENOMEM;
+        for (char **p = paths; *p; p++) {
+                if (p != paths)
+                        strcat(source, " ");
+                strcat(source, *p);
+        }
+        s = policy_set_new(source);
+        if (!s)
+                return -ENOMEM;
+
+        for (char **p = paths; *p; p++) {
+                struct stat st;
+                int k;
+
+                if (stat(*p, &st) < 0) {
+                        k = negative_errno();
+                        diagnostics_error(diag, "%s: cannot access policy path: %s", *p, strerror(-k));
+                } else if (S_ISDIR(st.st_mode))
+                        k = load_dir_into(s, *p, check_owner, diag);
+                else
+                        k = load_file(s, *p, check_owner, diag);
+                if (k == -ENOMEM)
+                        return k;
+                if (k < 0 && r == 0)
+                        r = k;
+        }
+        return finish_set(&s, r, diag, errors, ret);
+}
+
+/* ------------------------------------------------------------------------ */
+/* Checks over a set */
+
+typedef enum Knob {
+        KNOB_PCP_HIGH,
+        KNOB_BATCH_SCALE_MAX,
+        _KNOB_MAX,
+} Knob;
+
+static const char *const knob_names[_KNOB_MAX] = {
+        [KNOB_PCP_HIGH] = "pcp.high",
+        [KNOB_BATCH_SCALE_MAX] = "pcp.batch_scale_max",
+};
+
+static bool rule_sets_knob(const Rule *r, Knob k) {
+        return k == KNOB_PCP_HIGH ? r->has_pcp_high : r->has_batch_scale_max;
+}
+
+/* A rule that sets k whenever its policy applies. */
+static bool rule_always_sets(const Rule *r, Knob k) {
+        return rule_sets_knob(r, k) && !r->when.root;
+}
+
+/*
+ * Rule R of policy P can never win knob K if, whenever R is active, a rule
+ * later in the winning order sets K too: a later rule of P without `when:`,
+ * or a rule without `when:` in a policy after P in the set order (higher
+ * priority, or equal priority and a later file name) that has no `host:`
+ * (it applies on every host P applies to).
+ */
+static void check_shadowed(const PolicySet *s, size_t pi, size_t ri, Knob k, Diagnostics *diag) {
+        const Policy *p = s->policies[pi];
+        const Rule *r = &p->rules[ri];
+
+        for (size_t j = ri + 1; j < p->n_rules; j++)
+                if (rule_always_sets(&p->rules[j], k)) {
+                        diagnostics_warning(diag, "%s:%u:%u: rule '%s' can never win: rule '%s' (%s:%u) always sets %s",
+                                            p->file, r->line, r->column, r->name, p->rules[j].name, p->file,
+                                            p->rules[j].line, knob_names[k]);
+                        return;
+                }
+
+        for (size_t qi = pi + 1; qi < s->n_policies; qi++) {
+                const Policy *q = s->policies[qi];
+                if (q->host.n_cmps > 0)
+                        continue;
+                for (size_t j = 0; j < q->n_rules; j++)
+                        if (rule_always_sets(&q->rules[j], k)) {
+                                diagnostics_warning(diag,
+                                                    "%s:%u:%u: rule '%s' can never win: rule '%s' of policy '%s' "
+                                                    "(%s:%u) always sets %s",
+                                                    p->file, r->line, r->column, r->name, q->rules[j].name, q->name,
+                                                    q->file, q->rules[j].line, knob_names[k]);
+                                return;
+                        }
+        }
+}
+
+void policy_set_check(const PolicySet *s, Diagnostics *diag) {
+        if (!s)
+                return;
+
+        for (size_t i = 0; i < s->n_policies; i++)
+                for (size_t j = 0; j < i; j++)
+                        if (streq(s->policies[i]->name, s->policies[j]->name)) {
+                                diagnostics_error(diag,
+                                                  "%s:%u:%u: expected unique policy names, found '%s' again "
+                                                  "(also in %s:%u)",
+                                                  s->policies[i]->file, s->policies[i]->line, s->policies[i]->column,
+                                                  s->policies[i]->name, s->policies[j]->file, s->policies[j]->line);
+                                break;
+                        }
+
+        for (size_t i = 0; i < s->n_policies; i++)
+                for (size_t ri = 0; ri < s->policies[i]->n_rules; ri++)
+                        for (Knob k = 0; k < _KNOB_MAX; k++)
+                                if (rule_sets_knob(&s->policies[i]->rules[ri], k))
+                                        check_shadowed(s, i, ri, k, diag);
+}
+
+bool policy_set_uses_metric(const PolicySet *s, MetricId id) {
+        for (size_t i = 0; s && i < s->n_policies; i++)
+                for (size_t k = 0; k < s->policies[i]->n_rules; k++) {
+                        const Rule *r = &s->policies[i]->rules[k];
+                        if (condition_uses_metric(&r->when, id) || condition_uses_metric(&r->until, id))
+                                return true;
+                }
+        return false;
+}
+
+Truth host_match_eval(const HostMatch *h, const MetricValues *mv) {
+        Truth t = TRUTH_TRUE;
+
+        for (size_t i = 0; h && i < h->n_cmps; i++) {
+                const struct HostCmp *c = &h->cmps[i];
+                if (!mv || c->metric < 0 || c->metric >= _METRIC_MAX || !mv->available[c->metric])
+                        t = TRUTH_UNKNOWN;
+                else if (!cmp_apply(c->op, mv->value[c->metric], c->value))
+                        return TRUTH_FALSE;
+        }
+        return t;
+}
