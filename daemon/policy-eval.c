@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "policy-eval.h"
+
+/* History of one rule, keyed by policy and rule name so that it survives a reload. */
+typedef struct RuleHistory {
+        char *policy;
+        char *rule;
+        char *when_text;          /* the history is kept only while the condition text is unchanged */
+        char *until_text;
+        ConditionState when;
+        ConditionState until;
+        bool active;
+        bool seen;                /* mark for eval_state_prune() */
+        usec_t last_action;       /* USEC_INFINITY: never */
+} RuleHistory;
+
+struct EvalState {
+        RuleHistory *rules;
+        size_t n_rules;
+};
+
+static const char *const rule_verdict_table[_RULE_VERDICT_MAX] = {
+        [RULE_ACTIVE] = "active",
+        [RULE_INACTIVE] = "inactive",
+        [RULE_HOST_MISMATCH] = "host does not match",
+        [RULE_UNAVAILABLE] = "metric unavailable",
+};
+
+const char *rule_verdict_to_string(RuleVerdict v) {
+        return v >= 0 && v < _RULE_VERDICT_MAX ? rule_verdict_table[v] : NULL;
+}
+
+EvalState *eval_state_new(void) {
+        return calloc(1, sizeof(EvalState));
+}
+
+static void rule_history_done(RuleHistory *h) {
+        free(h->policy);
+        free(h->rule);
+        free(h->when_text);
+        free(h->until_text);
+        condition_state_done(&h->when);
+        condition_state_done(&h->until);
+}
+
+EvalState *eval_state_free(EvalState *s) {
+        if (!s)
+                return NULL;
+        for (size_t i = 0; i < s->n_rules; i++)
+                rule_history_done(&s->rules[i]);
+        free(s->rules);
+        free(s);
+        return NULL;
+}
+
+static bool str_eq_null(const char *a, const char *b) {
+        return (!a && !b) || (a && b && streq(a, b));
+}
+
+static char *strdup_null(const char *s) {
+        return s ? strdup(s) : NULL;
+}
+
+/* (Re)initialize a history entry for a rule: no `for` history, inactive, never acted. */
+static int rule_history_init(RuleHistory *h, const Policy *p, const Rule *r) {
+        *h = (RuleHistory){
+                .policy = strdup(p->name),
+                .rule = strdup(r->name),
+                .when_text = strdup_null(r->when.text),
+                .until_text = strdup_null(r->until.text),
+                .last_action = USEC_INFINITY,
+        };
+        if (!h->policy || !h->rule || (r->when.text && !h->when_text) || (r->until.text && !h->until_text))
+                return -ENOMEM;
+        return 0;
+}
+
+/* Find or create the history of (policy, rule); reset it if its conditions changed. */
+static RuleHistory *eval_state_get(EvalState *s, const Policy *p, const Rule *r) {
+        for (size_t i = 0; i < s->n_rules; i++) {
+                RuleHistory *h = &s->rules[i];
+                if (!streq(h->policy, p->name) || !streq(h->rule, r->name))
+                        continue;
+                if (str_eq_null(h->when_text, r->when.text) && str_eq_null(h->until_text, r->until.text))
+                        return h;
+                rule_history_done(h);
+                return rule_history_init(h, p, r) < 0 ? NULL : h;
+        }
+
+        RuleHistory *n = realloc(s->rules, (s->n_rules + 1) * sizeof(RuleHistory));
+        if (!n)
+                return NULL;
+        s->rules = n;
+        RuleHistory *h = &s->rules[s->n_rules++];
+        return rule_history_init(h, p, r) < 0 ? NULL : h;
+}
+
+void eval_state_prune(EvalState *s, const PolicySet *set) {
+        size_t j = 0;
+
+        for (size_t i = 0; i < s->n_rules; i++)
+                s->rules[i].seen = false;
+        for (size_t i = 0; set && i < set->n_policies; i++)
+                for (size_t k = 0; k < set->policies[i]->n_rules; k++)
+                        for (size_t m = 0; m < s->n_rules; m++)
+                                if (streq(s->rules[m].policy, set->policies[i]->name) &&
+                                    streq(s->rules[m].rule, set->policies[i]->rules[k].name))
+                                        s->rules[m].seen = true;
+        for (size_t i = 0; i < s->n_rules; i++) {
+                if (s->rules[i].seen)
+                        s->rules[j++] = s->rules[i];
+                else
+                        rule_history_done(&s->rules[i]);
+        }
+        s->n_rules = j;
+}
+
+void eval_state_action_done(EvalState *s, const Policy *p, const Rule *r, usec_t now) {
+        RuleHistory *h = eval_state_get(s, p, r);
+        if (h)
+                h->last_action = now;
+}
+
+void plan_done(Plan *p) {
+        if (!p)
+                return;
+        free(p->rules);
+        free(p->actions);
+        *p = (Plan){ 0 };
+}
+
+/*
+ * Activation with hysteresis: without until:, active iff when: holds; with
+ * until:, a rule becomes active when when: holds and stays active until
+ * until: holds (its `for` history starts at activation).
+ */
+static RuleVerdict rule_update(const Rule *r, RuleHistory *h, const MetricValues *mv, usec_t now, int *ret_unavail) {
+        Truth w, u;
+
+        *ret_unavail = -1;
+        if (!r->when.root) {
+                h->active = true;
+                return RULE_ACTIVE;
+        }
+
+        w = condition_eval(&r->when, mv, now, &h->when, ret_unavail);
+        if (!r->until.root) {
+                h->active = w == TRUTH_TRUE;
+                return h->active ? RULE_ACTIVE : w == TRUTH_UNKNOWN ? RULE_UNAVAILABLE : RULE_INACTIVE;
+        }
+
+        if (!h->active) {
+                if (w == TRUTH_TRUE) {
+                        h->active = true;
+                        condition_state_done(&h->until);
+                } else
+                        return w == TRUTH_UNKNOWN ? RULE_UNAVAILABLE : RULE_INACTIVE;
+        }
+        u = condition_eval(&r->until, mv, now, &h->until, ret_unavail);
+        if (u == TRUTH_TRUE) {
+                h->active = false;
+                condition_state_done(&h->until);
+                return RULE_INACTIVE;
+        }
+        /* until: unknown keeps the rule active: leaving a protective setting needs evidence. */
+        return RULE_ACTIVE;
+}
+
+int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *mv, EvalState *state, usec_t now,
+                Plan *ret) {
+        Plan plan = { 0 };
+        size_t total = 0;
+
+        for (size_t i = 0; set && i < set->n_policies; i++)
+                total += set->policies[i]->n_rules;
+        plan.rules = calloc(MAX(total, (size_t) 1), sizeof(RuleStatus));
+        plan.actions = calloc(MAX(total, (size_t) 1), sizeof(PlannedAction));
+        if (!plan.rules || !plan.actions) {
+                plan_done(&plan);
+                return -ENOMEM;
+        }
+
+        /* Policies are sorted by ascending priority (then file name) and rules are in file
+         * order, so the last active rule that sets a knob is the one that wins. */
+        for (size_t i = 0; set && i < set->n_policies; i++) {
+                const Policy *p = set->policies[i];
+                Truth host = host_match_eval(&p->host, mv);
+
+                for (size_t k = 0; k < p->n_rules; k++) {
+                        const Rule *r = &p->rules[k];
+                        RuleStatus *st = &plan.rules[plan.n_rules++];
+                        RuleHistory *h = eval_state_get(state, p, r);
+                        bool was_active;
+
+                        if (!h) {
+                                plan_done(&plan);
+                                return -ENOMEM;
+                        }
+                        was_active = h->active;
+                        st->policy = p;
+                        st->rule = r;
+                        st->unavailable_metric = -1;
+
+                        if (host != TRUTH_TRUE) {
+                                h->active = false;
+                                condition_state_done(&h->when);
+                                condition_state_done(&h->until);
+                                st->verdict = RULE_HOST_MISMATCH;
+                        } else
+                                st->verdict = rule_update(r, h, mv, now, &st->unavailable_metric);
+
+                        st->newly_active = !was_active && st->verdict == RULE_ACTIVE;
+                        st->newly_inactive = was_active && st->verdict != RULE_ACTIVE;
+                        if (st->verdict != RULE_ACTIVE)
+                                continue;
+
+                        if (r->has_pcp_high) {
+                                plan.pcp_high.wanted = true;
+                                plan.pcp_high.policy = p;
+                                plan.pcp_high.rule = r;
+                                plan.pcp_high.goal = r->pcp_high;
+                        }
+                        if (r->action.kind != ACTION_NONE &&
+                            (h->last_action == USEC_INFINITY || now - h->last_action >= r->cooldown_usec))
+                                plan.actions[plan.n_actions++] = (PlannedAction){ p, r, &r->action };
+                }
+        }
+
+        if (plan.pcp_high.wanted) {
+                PcpDecision *d = &plan.pcp_high;
+                if (!snap || snap->n_pcp_zones == 0)
+                        d->solve_error = -ENODATA;
+                else {
+                        int f = 0;
+                        d->solve_error = pcp_solve_goal(snap->regime, snap->pcp_zones, snap->n_pcp_zones,
+                                                        snap->topo.page_size, &d->goal, &f);
+                        if (d->solve_error >= 0 || d->solve_error == -ERANGE)
+                                d->fraction = f;
+                }
+        }
+
+        *ret = plan;
+        return 0;
+}

@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+#include "metrics.h"
+#include "policy.h"
+#include "snapshot.h"
+
+/*
+ * Policy evaluation: a pure function of (snapshot metrics, history, policy
+ * set) -> plan.  The history (EvalState) holds what conditions need across
+ * samples: since when each `for` operand has held, which rules are active
+ * (for `until:` hysteresis) and when each rule last acted (cooldown).  Dry-run
+ * and live mode run the same code; only the actuators differ.
+ */
+
+typedef struct EvalState EvalState;
+
+EvalState *eval_state_new(void);
+EvalState *eval_state_free(EvalState *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(EvalState *, eval_state_free);
+
+/* Why a rule is (in)active, for reports. */
+typedef enum RuleVerdict {
+        RULE_ACTIVE,
+        RULE_INACTIVE,            /* when: false (or until: held) */
+        RULE_HOST_MISMATCH,       /* the policy's host: does not match */
+        RULE_UNAVAILABLE,         /* a metric the condition needs is unavailable */
+        _RULE_VERDICT_MAX,
+} RuleVerdict;
+
+const char *rule_verdict_to_string(RuleVerdict v);
+
+typedef struct RuleStatus {
+        const Policy *policy;
+        const Rule *rule;
+        RuleVerdict verdict;
+        int unavailable_metric;   /* MetricId or -1 */
+        bool newly_active;        /* became active at this evaluation */
+        bool newly_inactive;
+} RuleStatus;
+
+/* The winning pcp.high goal and the fraction it solves to on this host. */
+typedef struct PcpDecision {
+        bool wanted;              /* some active rule sets pcp.high */
+        const Policy *policy;
+        const Rule *rule;
+        PcpGoal goal;
+        int fraction;             /* solved value of vm.percpu_pagelist_high_fraction */
+        int solve_error;          /* 0, -ERANGE (cap below the floor: minimum used), -EOPNOTSUPP (legacy kernel) */
+} PcpDecision;
+
+/* An action a rule asks for now (rule active, cooldown elapsed). */
+typedef struct PlannedAction {
+        const Policy *policy;
+        const Rule *rule;
+        const Action *action;
+} PlannedAction;
+
+typedef struct Plan {
+        PcpDecision pcp_high;
+        RuleStatus *rules;        /* one per rule of the set, in set order */
+        size_t n_rules;
+        PlannedAction *actions;
+        size_t n_actions;
+} Plan;
+
+/*
+ * Evaluate the set at time now (CLOCK_MONOTONIC µs).  The snapshot gives the
+ * host's zones for the goal solver; mv the metric values.  Updates state.
+ * Returns 0 or -ENOMEM.  Release the plan with plan_done().
+ */
+int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *mv, EvalState *state, usec_t now,
+                Plan *ret);
+
+void plan_done(Plan *p);
+
+/* Record that the rule's action ran at time now (starts its cooldown). */
+void eval_state_action_done(EvalState *state, const Policy *p, const Rule *r, usec_t now);
+
+/* Drop history of rules that no longer exist in set (after a reload). */
+void eval_state_prune(EvalState *state, const PolicySet *set);

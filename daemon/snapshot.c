@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include "log.h"
+#include "snapshot.h"
+
+Snapshot *snapshot_free(Snapshot *s) {
+        if (!s)
+                return NULL;
+        topology_done(&s->topo);
+        zoneinfo_done(&s->zoneinfo);
+        memcg_counts_done(&s->memcg);
+        free(s->pcp_zones);
+        free(s);
+        return NULL;
+}
+
+/* Fill the model's view of the populated zones and the pcp summaries. */
+static int snapshot_derive(Snapshot *s) {
+        size_t n = 0;
+
+        s->pcp_zones = calloc(MAX(s->zoneinfo.n_zones, (size_t) 1), sizeof(PcpZone));
+        if (!s->pcp_zones)
+                return -ENOMEM;
+        s->pcp_held_pages = zoneinfo_pcp_count_pages(&s->zoneinfo);
+        s->pcp_high_max = -1;
+
+        for (size_t i = 0; i < s->zoneinfo.n_zones; i++) {
+                const Zone *z = &s->zoneinfo.zones[i];
+                if (!z->populated)
+                        continue;
+                s->pcp_zones[n++] = (PcpZone){
+                        .node = z->node,
+                        .name = z->name,
+                        .in = {
+                                .managed_pages = z->managed_pages,
+                                .low_pages = z->low_pages,
+                                .node_cpus = topology_node_cpus(&s->topo, z->node),
+                                .online_cpus = s->topo.online_cpus,
+                        },
+                };
+
+                /* The largest high the kernel may use: printed where the layout has it
+                 * (6.13+), the fixed high before 6.7, else the model at the current value. */
+                int64_t limit = -1;
+                if (s->zoneinfo.has_high_min_max || s->regime != PCP_REGIME_AUTOTUNE) {
+                        for (size_t c = 0; c < z->n_cpus; c++) {
+                                int64_t v = s->zoneinfo.has_high_min_max ? z->cpus[c].high_max : z->cpus[c].high;
+                                limit = MAX(limit, v);
+                        }
+                } else if (s->has_knob && s->knob.writable) {
+                        PcpSetting set;
+                        if (pcp_model_zone(s->regime, &s->pcp_zones[n - 1].in, s->topo.page_size,
+                                           (int) s->knob.value, &set) >= 0)
+                                limit = set.high_max;
+                }
+                s->pcp_high_max = MAX(s->pcp_high_max, limit);
+        }
+        s->n_pcp_zones = n;
+        return 0;
+}
+
+int snapshot_take(const char *root, Snapshot **ret) {
+        _cleanup_(snapshot_freep) Snapshot *s = NULL;
+        int r;
+
+        s = calloc(1, sizeof(Snapshot));
+        if (!s)
+                return -ENOMEM;
+        s->timestamp = now_usec(CLOCK_MONOTONIC);
+
+        r = topology_read(root, &s->topo);
+        if (r < 0)
+                return log_debug_errno(r, "Failed to read the topology below %s: %s", strna(root), errno_str(r));
+        s->regime = pcp_regime_from_version(&s->topo.kernel);
+
+        r = meminfo_read(root, &s->meminfo);
+        if (r < 0)
+                return log_debug_errno(r, "Failed to read meminfo: %s", errno_str(r));
+        r = zoneinfo_read(root, &s->zoneinfo);
+        if (r < 0)
+                return log_debug_errno(r, "Failed to read zoneinfo: %s", errno_str(r));
+
+        s->has_vmstat = vmstat_read(root, &s->vmstat) >= 0;
+        s->has_knob = pcp_knob_read(root, &s->knob) >= 0;
+        s->has_memcg = memcg_counts_read(root, &s->memcg) >= 0;
+        s->has_psi = psi_read(root, &s->psi) >= 0;
+
+        r = snapshot_derive(s);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(s);
+        return 0;
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "model-pcp.h"
+#include "source-cgroup.h"
+#include "source-meminfo.h"
+#include "source-psi.h"
+#include "source-sysctl.h"
+#include "source-topology.h"
+#include "source-vmstat.h"
+#include "source-zoneinfo.h"
+#include "util.h"
+
+/*
+ * One sample of the kernel's state, read below a root prefix.  Required:
+ * meminfo, zoneinfo, topology; the rest is optional and flagged (a missing
+ * optional source is "unavailable", not zero).
+ */
+typedef struct Snapshot {
+        usec_t timestamp;         /* CLOCK_MONOTONIC, µs */
+        Topology topo;
+        Meminfo meminfo;
+        Zoneinfo zoneinfo;
+        Vmstat vmstat;
+        PcpKnob knob;
+        MemcgCounts memcg;
+        Psi psi;
+        bool has_vmstat;
+        bool has_knob;
+        bool has_memcg;
+        bool has_psi;
+        PcpRegime regime;
+
+        /* Derived: populated zones for the model (pointers into zoneinfo names). */
+        PcpZone *pcp_zones;
+        size_t n_pcp_zones;
+        uint64_t pcp_held_pages;  /* sum of pageset counts */
+        int64_t pcp_high_max;     /* largest high limit over populated zones and CPUs (printed or modelled) */
+} Snapshot;
+
+/* Read every source below root.  0 or -errno of a required source.  Release with snapshot_free(). */
+int snapshot_take(const char *root, Snapshot **ret);
+
+Snapshot *snapshot_free(Snapshot *s);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Snapshot *, snapshot_free);

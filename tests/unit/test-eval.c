@@ -1,0 +1,300 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* policy-eval.c: precedence, hysteresis, durations, cooldowns, goal solving, history across reloads. */
+#include <sys/stat.h>
+
+#include "test-helpers.h"
+
+#include "log.h"
+#include "metrics.h"
+#include "policy-eval.h"
+#include "policy.h"
+#include "snapshot.h"
+
+#define SEC(x) ((usec_t) (x) * USEC_PER_SEC)
+
+/* Write files {name, text}... into a fresh directory and load it as a set. */
+static PolicySet *load_set(const char *const *files) {
+        char dir[] = "/tmp/pcptune-test-eval.XXXXXX", *path, *cmd;
+        PolicySet *set = NULL;
+        Diagnostics diag = { 0 };
+
+        assert_non_null(mkdtemp(dir));
+        for (size_t i = 0; files[i]; i += 2) {
+                assert_true(asprintf(&path, "%s/%s", dir, files[i]) > 0);
+                assert_int_equal(write_file_atomic(path, files[i + 1], strlen(files[i + 1]), 0644), 0);
+                free(path);
+        }
+        int r = policy_set_load_dir(dir, false, &set, &diag);
+        for (size_t i = 0; i < diag.n_errors; i++)
+                print_error("diag: %s\n", diag.errors[i]);
+        assert_int_equal(r, 0);
+        assert_int_equal(diag.n_errors, 0);
+        diagnostics_done(&diag);
+        assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+        assert_int_equal(system(cmd), 0);
+        free(cmd);
+        return set;
+}
+
+static Snapshot *live_fixture(void) {
+        char *root = fixture_root("6.18.44-fc-live-smp2-24G", "root");
+        Snapshot *s = NULL;
+        assert_int_equal(snapshot_take(root, &s), 0);
+        free(root);
+        return s;
+}
+
+static void test_precedence(void **state) {
+        static const char *const files[] = {
+                "10-low.yaml",
+                "version: 1\nname: low\npriority: 10\nrules:\n"
+                "  - name: big\n    pcp: { high: { fraction: 100 } }\n",
+                "20-high.yaml",
+                "version: 1\nname: high\npriority: 90\nrules:\n"
+                "  - name: base\n    pcp: { high: { fraction: 1000 } }\n"
+                "  - name: storm\n    when: memcg.dying > 500\n    pcp: { high: { fraction: 2000 } }\n",
+                NULL,
+        };
+        PolicySet *set = load_set(files);
+        Snapshot *s = live_fixture();
+        EvalState *st = eval_state_new();
+        MetricValues mv;
+        Plan plan;
+
+        metrics_from_snapshot(s, &mv);
+        metric_set(&mv, METRIC_MEMCG_DYING, 10);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(1), &plan), 0);
+        assert_true(plan.pcp_high.wanted);
+        assert_string_equal(plan.pcp_high.policy->name, "high");
+        assert_string_equal(plan.pcp_high.rule->name, "base");
+        assert_int_equal(plan.pcp_high.fraction, 1000);
+        assert_int_equal(plan.n_rules, 3);
+        plan_done(&plan);
+
+        /* The later rule of the winning policy overrides while it holds. */
+        metric_set(&mv, METRIC_MEMCG_DYING, 501);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(2), &plan), 0);
+        assert_string_equal(plan.pcp_high.rule->name, "storm");
+        assert_int_equal(plan.pcp_high.fraction, 2000);
+        plan_done(&plan);
+
+        /* Unavailable metric: the rule is inactive and says why. */
+        mv.available[METRIC_MEMCG_DYING] = false;
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(3), &plan), 0);
+        assert_string_equal(plan.pcp_high.rule->name, "base");
+        bool found = false;
+        for (size_t i = 0; i < plan.n_rules; i++)
+                if (streq(plan.rules[i].rule->name, "storm")) {
+                        assert_int_equal(plan.rules[i].verdict, RULE_UNAVAILABLE);
+                        assert_int_equal(plan.rules[i].unavailable_metric, METRIC_MEMCG_DYING);
+                        assert_true(plan.rules[i].newly_inactive);
+                        found = true;
+                }
+        assert_true(found);
+        plan_done(&plan);
+
+        eval_state_free(st);
+        snapshot_free(s);
+        policy_set_free(set);
+}
+
+static void test_hysteresis(void **state) {
+        static const char *const files[] = {
+                "50-storm.yaml",
+                "version: 1\nname: storm\nrules:\n"
+                "  - name: exit-storm\n    when: memcg.dying > 200 for 3s\n    pcp: { high: minimum }\n"
+                "    until: memcg.dying < 20 for 30s\n",
+                NULL,
+        };
+        PolicySet *set = load_set(files);
+        Snapshot *s = live_fixture();
+        EvalState *st = eval_state_new();
+        MetricValues mv;
+        Plan plan;
+        struct {
+                usec_t t;
+                double dying;
+                bool active;
+        } steps[] = {
+                { SEC(0), 300, false },   /* starts holding */
+                { SEC(2), 300, false },   /* 2 s < 3 s */
+                { SEC(3), 300, true },    /* held 3 s: active */
+                { SEC(10), 100, true },   /* between thresholds: stays (hysteresis) */
+                { SEC(11), 10, true },    /* until starts holding */
+                { SEC(30), 250, true },   /* interrupted: until resets */
+                { SEC(31), 10, true },
+                { SEC(60), 10, true },    /* 29 s */
+                { SEC(61), 10, false },   /* 30 s: inactive */
+                { SEC(62), 250, false },  /* when must hold 3 s again */
+                { SEC(63), 150, false },
+                { SEC(66), 250, false },
+                { SEC(69), 250, true },
+        };
+
+        metrics_from_snapshot(s, &mv);
+        for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+                metric_set(&mv, METRIC_MEMCG_DYING, steps[i].dying);
+                assert_int_equal(policy_eval(set, s, &mv, st, steps[i].t, &plan), 0);
+                if (plan.pcp_high.wanted != steps[i].active)
+                        fail_msg("step %zu (t=%llu s, dying %.0f): wanted %d", i,
+                                 (unsigned long long) (steps[i].t / USEC_PER_SEC), steps[i].dying, plan.pcp_high.wanted);
+                plan_done(&plan);
+        }
+        eval_state_free(st);
+        snapshot_free(s);
+        policy_set_free(set);
+}
+
+static void test_host_and_solve(void **state) {
+        static const char *const files[] = {
+                "50-a.yaml",
+                "version: 1\nname: big-hosts\nhost:\n  cpus: \">= 64\"\nrules:\n"
+                "  - name: cap\n    pcp: { high: minimum }\n",
+                "60-b.yaml",
+                "version: 1\nname: small-hosts\npriority: 10\nhost:\n  cpus: \"<= 8\"\n  kernel: \">= 6.7\"\nrules:\n"
+                "  - name: eight\n    pcp: { high: \"8x batch\" }\n",
+                NULL,
+        };
+        PolicySet *set = load_set(files);
+        Snapshot *s = live_fixture();
+        EvalState *st = eval_state_new();
+        MetricValues mv;
+        Plan plan;
+
+        metrics_from_snapshot(s, &mv);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(1), &plan), 0);
+        assert_true(plan.pcp_high.wanted);
+        assert_string_equal(plan.pcp_high.policy->name, "small-hosts");
+        assert_int_equal(plan.pcp_high.goal.kind, PCP_GOAL_BATCH_MULTIPLE);
+        assert_int_equal(plan.pcp_high.solve_error, 0);
+        /* The answer meets high <= 8 x batch on every zone, and one less does not. */
+        int f = plan.pcp_high.fraction;
+        assert_true(f >= 8);
+        bool below = true, above_prev = false;
+        for (size_t i = 0; i < s->n_pcp_zones; i++) {
+                PcpSetting a, b;
+                assert_int_equal(pcp_model_zone(s->regime, &s->pcp_zones[i].in, s->topo.page_size, f, &a), 0);
+                below &= a.high_max <= 8 * a.batch;
+                if (f > 8) {
+                        assert_int_equal(pcp_model_zone(s->regime, &s->pcp_zones[i].in, s->topo.page_size, f - 1, &b), 0);
+                        above_prev |= b.high_max > 8 * b.batch;
+                }
+        }
+        assert_true(below);
+        assert_true(above_prev);
+        for (size_t i = 0; i < plan.n_rules; i++)
+                if (streq(plan.rules[i].policy->name, "big-hosts"))
+                        assert_int_equal(plan.rules[i].verdict, RULE_HOST_MISMATCH);
+        plan_done(&plan);
+
+        /* 64 CPUs: the priority-50 policy matches and beats priority 10. */
+        metric_set(&mv, METRIC_CPUS, 64);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(2), &plan), 0);
+        assert_string_equal(plan.pcp_high.policy->name, "big-hosts");
+        assert_int_equal(plan.pcp_high.fraction, pcp_minimum_fraction(s->regime, s->pcp_zones, s->n_pcp_zones,
+                                                                       s->topo.page_size));
+        plan_done(&plan);
+
+        eval_state_free(st);
+        snapshot_free(s);
+        policy_set_free(set);
+}
+
+static void test_cooldown_and_reload(void **state) {
+        static const char *const v1[] = {
+                "50-r.yaml",
+                "version: 1\nname: cleanup\nrules:\n"
+                "  - name: dying\n    when: memcg.dying > 500 for 2m\n"
+                "    action: { reclaim-dying: { cgroup: auto } }\n    cooldown: 10m\n",
+                NULL,
+        };
+        static const char *const v2_same[] = {
+                "50-r.yaml",
+                "version: 1\nname: cleanup\ndescription: edited\nrules:\n"
+                "  - name: dying\n    when: memcg.dying > 500 for 2m\n"
+                "    action: { reclaim-dying: { cgroup: auto } }\n    cooldown: 10m\n",
+                NULL,
+        };
+        static const char *const v3_changed[] = {
+                "50-r.yaml",
+                "version: 1\nname: cleanup\nrules:\n"
+                "  - name: dying\n    when: memcg.dying > 400 for 2m\n"
+                "    action: { reclaim-dying: { cgroup: auto } }\n    cooldown: 10m\n",
+                NULL,
+        };
+        PolicySet *set = load_set(v1);
+        Snapshot *s = live_fixture();
+        EvalState *st = eval_state_new();
+        MetricValues mv;
+        Plan plan;
+
+        metrics_from_snapshot(s, &mv);
+        metric_set(&mv, METRIC_MEMCG_DYING, 600);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(0), &plan), 0);
+        assert_int_equal(plan.n_actions, 0);
+        plan_done(&plan);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(120), &plan), 0);
+        assert_int_equal(plan.n_actions, 1);
+        assert_int_equal(plan.actions[0].action->kind, ACTION_RECLAIM_DYING);
+        eval_state_action_done(st, plan.actions[0].policy, plan.actions[0].rule, SEC(120));
+        plan_done(&plan);
+        /* Cooldown: not again before 10 minutes. */
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(300), &plan), 0);
+        assert_int_equal(plan.n_actions, 0);
+        plan_done(&plan);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(720), &plan), 0);
+        assert_int_equal(plan.n_actions, 1);
+        plan_done(&plan);
+
+        /* Reload with the same condition text keeps the `for` history ... */
+        PolicySet *same = load_set(v2_same);
+        eval_state_prune(st, same);
+        assert_int_equal(policy_eval(same, s, &mv, st, SEC(721), &plan), 0);
+        assert_int_equal(plan.rules[0].verdict, RULE_ACTIVE);
+        plan_done(&plan);
+
+        /* ... a changed condition starts over. */
+        PolicySet *changed = load_set(v3_changed);
+        eval_state_prune(st, changed);
+        assert_int_equal(policy_eval(changed, s, &mv, st, SEC(722), &plan), 0);
+        assert_int_equal(plan.rules[0].verdict, RULE_INACTIVE);
+        plan_done(&plan);
+        assert_int_equal(policy_eval(changed, s, &mv, st, SEC(842), &plan), 0);
+        assert_int_equal(plan.rules[0].verdict, RULE_ACTIVE);
+        plan_done(&plan);
+
+        policy_set_free(same);
+        policy_set_free(changed);
+        eval_state_free(st);
+        snapshot_free(s);
+        policy_set_free(set);
+}
+
+static void test_empty_set(void **state) {
+        static const char *const none[] = { NULL };
+        PolicySet *set = load_set(none);
+        Snapshot *s = live_fixture();
+        EvalState *st = eval_state_new();
+        MetricValues mv;
+        Plan plan;
+
+        metrics_from_snapshot(s, &mv);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(1), &plan), 0);
+        assert_false(plan.pcp_high.wanted);
+        assert_int_equal(plan.n_rules, 0);
+        assert_int_equal(plan.n_actions, 0);
+        plan_done(&plan);
+        eval_state_free(st);
+        snapshot_free(s);
+        policy_set_free(set);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_precedence),          cmocka_unit_test(test_hysteresis),
+                cmocka_unit_test(test_host_and_solve),      cmocka_unit_test(test_cooldown_and_reload),
+                cmocka_unit_test(test_empty_set),
+        };
+        log_setup("test-eval", LOG_TARGET_NULL, LOG_DEBUG);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
