@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * pcptuned: observes the kernel's per-cpu memory caches, evaluates operator
+ * policies and sets vm.percpu_pagelist_high_fraction accordingly; every change
+ * is journaled and restored on stop or after a crash.  main() only parses the
+ * command line, builds the manager and runs it.
+ */
+#include <getopt.h>
+#include <signal.h>
+
+#include "log.h"
+#include "manager.h"
+#include "util.h"
+
+static void help(void) {
+        printf("Usage: pcptuned [OPTIONS]\n"
+               "Tune the kernel's per-cpu page lists and percpu memory from YAML policies.\n\n"
+               "  -p, --policy-dir DIR   policies to load (default: %s if it exists,\n"
+               "                         else the shipped policies built into pcptuned)\n"
+               "  -s, --state-dir DIR    restore journal, lock and status (default: %s)\n"
+               "  -r, --root DIR         read (and, unless --dry-run, write) kernel files below DIR\n"
+               "  -i, --interval SECS    sampling interval (default: 10; units: 500ms, 10s, 1m)\n"
+               "  -n, --dry-run          evaluate and report what would change; never write\n"
+               "  -1, --once             one evaluation, then exit (with --dry-run: print the report)\n"
+               "      --json             with --once: print the report as JSON\n"
+               "  -v, --verbose          debug logging\n"
+               "      --version          print the version\n"
+               "  -h, --help             this help\n",
+               POLICY_DIR_DEFAULT, STATE_DIR_DEFAULT);
+}
+
+int main(int argc, char **argv) {
+        enum { OPT_VERSION = 0x100, OPT_JSON };
+        static const struct option options[] = {
+                { "policy-dir", required_argument, NULL, 'p' },
+                { "state-dir", required_argument, NULL, 's' },
+                { "root", required_argument, NULL, 'r' },
+                { "interval", required_argument, NULL, 'i' },
+                { "dry-run", no_argument, NULL, 'n' },
+                { "once", no_argument, NULL, '1' },
+                { "json", no_argument, NULL, OPT_JSON },
+                { "verbose", no_argument, NULL, 'v' },
+                { "version", no_argument, NULL, OPT_VERSION },
+                { "help", no_argument, NULL, 'h' },
+                {},
+        };
+        ManagerConfig cfg = { .root = "/", .state_dir = STATE_DIR_DEFAULT, .check_owner = true };
+        _cleanup_(manager_freep) Manager *m = NULL;
+        int level = LOG_INFO, c, r;
+        sigset_t mask;
+
+        while ((c = getopt_long(argc, argv, "p:s:r:i:n1vh", options, NULL)) >= 0) {
+                switch (c) {
+                case 'p':
+                        cfg.policy_dir = optarg;
+                        break;
+                case 's':
+                        cfg.state_dir = optarg;
+                        break;
+                case 'r':
+                        cfg.root = optarg;
+                        break;
+                case 'i':
+                        if (parse_duration(optarg, &cfg.interval_usec) < 0 || cfg.interval_usec < 100 * USEC_PER_MSEC ||
+                            cfg.interval_usec > 24 * 3600 * USEC_PER_SEC) {
+                                fprintf(stderr, "pcptuned: invalid --interval '%s' (100ms .. 24h)\n", optarg);
+                                return 2;
+                        }
+                        break;
+                case 'n':
+                        cfg.dry_run = true;
+                        break;
+                case '1':
+                        cfg.once = true;
+                        break;
+                case OPT_JSON:
+                        cfg.json = true;
+                        break;
+                case 'v':
+                        level = LOG_DEBUG;
+                        break;
+                case OPT_VERSION:
+                        printf("pcptuned %s\n", PACKAGE_VERSION);
+                        return 0;
+                case 'h':
+                        help();
+                        return 0;
+                default:
+                        return 2;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "pcptuned: unexpected argument '%s'\n", argv[optind]);
+                return 2;
+        }
+        if (cfg.json && !cfg.once) {
+                fprintf(stderr, "pcptuned: --json needs --once\n");
+                return 2;
+        }
+
+        log_setup("pcptuned", LOG_TARGET_AUTO, level);
+
+        /* Signals are handled on the event loop (signalfd): block them first. */
+        sigemptyset(&mask);
+        sigaddset(&mask, SIGTERM);
+        sigaddset(&mask, SIGINT);
+        sigaddset(&mask, SIGHUP);
+        sigaddset(&mask, SIGUSR1);
+        sigprocmask(SIG_BLOCK, &mask, NULL);
+
+        r = manager_new(&cfg, &m);
+        if (r < 0)
+                return log_oom(), 1;
+        r = manager_startup(m);
+        if (r < 0)
+                return 1;
+        return manager_run(m);
+}

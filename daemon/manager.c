@@ -1,0 +1,551 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-event.h>
+
+#include "act-sysctl.h"
+#include "journal.h"
+#include "log.h"
+#include "manager.h"
+#include "metrics.h"
+#include "policy-eval.h"
+#include "policy.h"
+#include "report.h"
+#include "snapshot.h"
+
+#define LOCK_FILE "pcptuned.lock"
+#define STATUS_FILE "status.json"
+#define RESUME_PREFIX "resume-"
+
+struct Manager {
+        char *root;
+        char *policy_dir;
+        char *state_dir;
+        usec_t interval_usec;
+        bool dry_run;
+        bool once;
+        bool json;
+        bool check_owner;
+        FILE *report;
+
+        sd_event *event;
+        sd_event_source *timer;
+        sd_event_source *sig_term, *sig_int, *sig_hup, *sig_usr1;
+
+        PolicySet *policies;
+        EvalState *eval;
+        Journal *journal;
+        int lock_fd;
+
+        Knob pcp_knob;
+        bool knob_known;             /* pcp_knob.name/path set from the first snapshot */
+        bool warned_readonly;
+        bool warned_no_knob;
+
+        char **warned_rules;         /* "policy/rule" already told about an unavailable metric */
+        size_t n_warned_rules;
+
+        bool ready_sent;
+        unsigned long samples;
+        unsigned long sample_failures;
+        usec_t last_sample_cpu_usec;
+        usec_t total_sample_cpu_usec;
+        char last_status[256];
+};
+
+static void manager_forget_warnings(Manager *m) {
+        for (size_t i = 0; i < m->n_warned_rules; i++)
+                free(m->warned_rules[i]);
+        free(m->warned_rules);
+        m->warned_rules = NULL;
+        m->n_warned_rules = 0;
+}
+
+Manager *manager_free(Manager *m) {
+        if (!m)
+                return NULL;
+        sd_event_source_unref(m->timer);
+        sd_event_source_unref(m->sig_term);
+        sd_event_source_unref(m->sig_int);
+        sd_event_source_unref(m->sig_hup);
+        sd_event_source_unref(m->sig_usr1);
+        sd_event_unref(m->event);
+        policy_set_free(m->policies);
+        eval_state_free(m->eval);
+        journal_free(m->journal);
+        if (m->lock_fd >= 0)
+                close(m->lock_fd);
+        manager_forget_warnings(m);
+        free(m->root);
+        free(m->policy_dir);
+        free(m->state_dir);
+        free(m);
+        return NULL;
+}
+
+int manager_new(const ManagerConfig *cfg, Manager **ret) {
+        _cleanup_(manager_freep) Manager *m = calloc(1, sizeof(Manager));
+
+        if (!m)
+                return -ENOMEM;
+        m->lock_fd = -EBADF;
+        m->root = strdup(cfg->root ?: "/");
+        m->state_dir = strdup(cfg->state_dir ?: STATE_DIR_DEFAULT);
+        m->policy_dir = cfg->policy_dir ? strdup(cfg->policy_dir) : NULL;
+        m->eval = eval_state_new();
+        if (!m->root || !m->state_dir || (cfg->policy_dir && !m->policy_dir) || !m->eval)
+                return -ENOMEM;
+        m->interval_usec = cfg->interval_usec ?: INTERVAL_DEFAULT_USEC;
+        m->dry_run = cfg->dry_run;
+        m->once = cfg->once;
+        m->json = cfg->json;
+        m->check_owner = cfg->check_owner;
+        m->report = cfg->report ?: stdout;
+        m->pcp_knob = (Knob){ .min_value = 0, .max_value = INT_MAX };
+        *ret = TAKE_PTR(m);
+        return 0;
+}
+
+/* Log every diagnostic with CONFIG_FILE=/CONFIG_LINE= so `journalctl` can point at the file. */
+static void log_diagnostics(const Diagnostics *d) {
+        for (size_t pass = 0; pass < 2; pass++) {
+                char **v = pass == 0 ? d->errors : d->warnings;
+                size_t n = pass == 0 ? d->n_errors : d->n_warnings;
+                for (size_t i = 0; i < n; i++) {
+                        char ffile[PATH_MAX + 16] = "", fline[48] = "";
+                        const char *fields[3] = { NULL, NULL, NULL };
+                        const char *c1 = strchr(v[i], ':');
+                        const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+                        if (c1 && c2) {
+                                snprintf(ffile, sizeof ffile, "CONFIG_FILE=%.*s", (int) (c1 - v[i]), v[i]);
+                                snprintf(fline, sizeof fline, "CONFIG_LINE=%.*s", (int) MIN(c2 - c1 - 1, 20L), c1 + 1);
+                                fields[0] = ffile;
+                                fields[1] = fline;
+                        }
+                        log_fields(pass == 0 ? LOG_ERR : LOG_WARNING, fields, "%s", v[i]);
+                }
+        }
+}
+
+/* Load the policy set; on success replace the running one.  Errors are logged. */
+static int manager_load_policies(Manager *m, bool initial) {
+        _cleanup_(policy_set_freep) PolicySet *set = NULL;
+        _cleanup_(diagnostics_done) Diagnostics diag = { 0 };
+        int r;
+
+        r = policy_set_load_default(m->policy_dir, m->check_owner, &set, &diag);
+        log_diagnostics(&diag);
+        if (r < 0 || diag.n_errors > 0) {
+                if (r >= 0)
+                        r = -EINVAL;
+                if (initial)
+                        return log_error_errno(r, "Failed to load policies from %s: %zu error(s)",
+                                               m->policy_dir ?: "the default location", diag.n_errors);
+                return log_error_errno(r, "Failed to reload policies from %s: %zu error(s); keeping the %zu "
+                                          "policies in use",
+                                       m->policy_dir ?: "the default location", diag.n_errors,
+                                       m->policies ? m->policies->n_policies : (size_t) 0);
+        }
+
+        log_full_errno(m->once ? LOG_DEBUG : LOG_INFO, 0, "Loaded %zu polic%s from %s", set->n_policies,
+                       set->n_policies == 1 ? "y" : "ies", strna(set->source));
+        policy_set_free(m->policies);
+        m->policies = TAKE_PTR(set);
+        eval_state_prune(m->eval, m->policies);
+        manager_forget_warnings(m);
+        return 0;
+}
+
+static int manager_take_lock(Manager *m) {
+        _cleanup_(freep) char *path = NULL;
+        char buf[32];
+        int fd, r;
+
+        r = mkdir_p(m->state_dir, 0755);
+        if (r < 0)
+                return log_error_errno(r, "Failed to create the state directory %s: %s", m->state_dir, errno_str(r));
+        if (asprintf(&path, "%s/%s", m->state_dir, LOCK_FILE) < 0)
+                return log_oom();
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (fd < 0)
+                return log_error_errno(errno, "Failed to open %s: %m", path);
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
+                int e = errno;
+                ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
+                buf[k > 0 ? k : 0] = 0;
+                buf[strcspn(buf, "\n")] = 0;
+                close(fd);
+                if (e == EWOULDBLOCK)
+                        return log_error_errno(EBUSY, "Another pcptuned (pid %s) is running with state directory %s; "
+                                                      "exiting",
+                                               *buf ? buf : "unknown", m->state_dir);
+                return log_error_errno(e, "Failed to lock %s: %s", path, errno_str(e));
+        }
+        snprintf(buf, sizeof buf, "%d\n", (int) getpid());
+        if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, strlen(buf), 0) < 0)
+                log_warning_errno(errno, "Failed to write our pid to %s: %m, ignoring", path);
+        m->lock_fd = fd;
+        return 0;
+}
+
+/* A journal left by a run that did not stop cleanly: restore what is still ours. */
+static int manager_restore_crash_journal(Manager *m) {
+        _cleanup_(journal_freep) Journal *old = NULL;
+        int r;
+
+        r = journal_load(m->state_dir, &old);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the restore journal in %s: %s; refusing to start over it "
+                                          "(inspect it, then run `pcptunectl restore` or remove it)",
+                                       m->state_dir, errno_str(r));
+        if (!streq(old->root, m->root))
+                return log_error_errno(EXDEV, "The restore journal in %s belongs to root %s, not %s; refusing to start",
+                                       m->state_dir, old->root, m->root);
+        log_notice("Found a restore journal from a run that did not stop cleanly (%zu knob%s); restoring",
+                   old->n_entries, old->n_entries == 1 ? "" : "s");
+        r = journal_restore(old, m->root, "restore after an unclean stop");
+        return r < 0 ? r : 0;
+}
+
+int manager_startup(Manager *m) {
+        int r;
+
+        r = manager_load_policies(m, true);
+        if (r < 0)
+                return r;
+        if (m->dry_run)
+                return 0;
+
+        r = manager_take_lock(m);
+        if (r < 0)
+                return r;
+        r = manager_restore_crash_journal(m);
+        if (r < 0)
+                return r;
+        m->journal = journal_new(m->state_dir, m->root);
+        if (!m->journal)
+                return log_oom();
+        return 0;
+}
+
+/* The unavailable-metric message is said once per rule (until the next reload). */
+static bool manager_warn_once(Manager *m, const char *policy, const char *rule) {
+        _cleanup_(freep) char *key = NULL;
+        char **n;
+
+        if (asprintf(&key, "%s/%s", policy, rule) < 0)
+                return false;
+        for (size_t i = 0; i < m->n_warned_rules; i++)
+                if (streq(m->warned_rules[i], key))
+                        return false;
+        n = realloc(m->warned_rules, (m->n_warned_rules + 1) * sizeof(char *));
+        if (!n)
+                return false;
+        m->warned_rules = n;
+        m->warned_rules[m->n_warned_rules++] = TAKE_PTR(key);
+        return true;
+}
+
+static void manager_log_rules(Manager *m, const Plan *plan, const MetricValues *mv) {
+        for (size_t i = 0; i < plan->n_rules; i++) {
+                const RuleStatus *st = &plan->rules[i];
+                if (st->newly_active)
+                        log_info("Rule %s/%s is now active", st->policy->name, st->rule->name);
+                else if (st->newly_inactive)
+                        log_info("Rule %s/%s is no longer active (%s)", st->policy->name, st->rule->name,
+                                 rule_verdict_to_string(st->verdict));
+                if (st->verdict == RULE_UNAVAILABLE && st->unavailable_metric >= 0 &&
+                    manager_warn_once(m, st->policy->name, st->rule->name))
+                        log_warning("Rule %s/%s uses %s, which is unavailable here (%s): the rule stays inactive",
+                                    st->policy->name, st->rule->name,
+                                    metric_info((MetricId) st->unavailable_metric)->name,
+                                    strna(mv->why_unavailable[st->unavailable_metric]));
+        }
+}
+
+/* Bind the knob to what the kernel has, once. */
+static bool manager_bind_knob(Manager *m, const Snapshot *s) {
+        if (!s->has_knob) {
+                if (!m->warned_no_knob)
+                        log_warning("This kernel has no pcp sysctl (%s): nothing to tune", SYSCTL_PCP_HIGH_FRACTION);
+                m->warned_no_knob = true;
+                return false;
+        }
+        if (!s->knob.writable) {
+                if (!m->warned_readonly)
+                        log_warning("%s = %" PRId64 " on kernel %s: kernels before 5.14 give it another meaning "
+                                    "(each CPU gets managed/F pages); pcptune only reads it",
+                                    s->knob.name, s->knob.value, s->topo.kernel_release);
+                m->warned_readonly = true;
+                return false;
+        }
+        if (!m->knob_known) {
+                m->pcp_knob.name = s->knob.name;
+                m->pcp_knob.path = s->knob.path;
+                m->knob_known = true;
+        }
+        return true;
+}
+
+/* Apply the plan's pcp decision: the winning goal, or hand the knob back when nothing wants it. */
+static void manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
+        const PcpDecision *d = &plan->pcp_high;
+        char gbuf[64], reason[160];
+        int r;
+
+        if (!manager_bind_knob(m, s))
+                return;
+
+        if (!d->wanted) {
+                if (m->pcp_knob.managed)
+                        (void) knob_release(&m->pcp_knob, m->root, m->journal, m->dry_run,
+                                            "no active rule sets pcp.high any more");
+                return;
+        }
+        if (d->solve_error < 0 && d->solve_error != -ERANGE) {
+                if (manager_warn_once(m, d->policy->name, d->rule->name))
+                        log_warning_errno(d->solve_error, "Rule %s/%s: cannot solve pcp.high %s on this host: %s",
+                                          d->policy->name, d->rule->name,
+                                          pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf), errno_str(d->solve_error));
+                return;
+        }
+        if (d->solve_error == -ERANGE && manager_warn_once(m, d->policy->name, d->rule->name))
+                log_warning("Rule %s/%s: pcp.high %s is below the kernel's floor of 4 x batch; using the minimum",
+                            d->policy->name, d->rule->name, pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf));
+
+        snprintf(reason, sizeof reason, "pcp.high %s", pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf));
+        r = knob_apply(&m->pcp_knob, m->root, m->journal, m->dry_run, d->fraction,
+                       &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason }, NULL);
+        if (r == KNOB_WRITTEN) {
+                _cleanup_(freep) char *msg = NULL;
+                int q = pcp_confirm(m->root, d->fraction, &msg);
+                if (q == -EBADE)
+                        log_warning("%s = %d is set but the pagesets do not show the model's values: %s",
+                                    m->pcp_knob.name, d->fraction, strna(msg));
+                else if (q < 0)
+                        log_warning_errno(q, "Failed to confirm %s = %d in zoneinfo: %s", m->pcp_knob.name,
+                                          d->fraction, errno_str(q));
+                else
+                        log_info("Confirmed %s = %d: pagesets match the model on every populated zone",
+                                 m->pcp_knob.name, d->fraction);
+        }
+}
+
+static void manager_write_status(Manager *m, const ReportInput *in) {
+        _cleanup_(freep) char *path = NULL;
+        json_object *o, *d;
+        const char *text;
+
+        if (m->dry_run || m->once)
+                return;
+        o = report_to_json(in);
+        if (!o)
+                return;
+        d = json_object_new_object();
+        json_object_object_add(d, "pid", json_object_new_int((int) getpid()));
+        json_object_object_add(d, "interval_usec", json_object_new_int64((int64_t) m->interval_usec));
+        json_object_object_add(d, "policy_source", json_object_new_string(strna(m->policies->source)));
+        json_object_object_add(d, "samples", json_object_new_int64((int64_t) m->samples));
+        json_object_object_add(d, "sample_failures", json_object_new_int64((int64_t) m->sample_failures));
+        json_object_object_add(d, "last_sample_cpu_usec", json_object_new_int64((int64_t) m->last_sample_cpu_usec));
+        json_object_object_add(o, "daemon", d);
+        text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
+        if (text && asprintf(&path, "%s/%s", m->state_dir, STATUS_FILE) >= 0) {
+                int r = write_file_atomic(path, text, strlen(text), 0644);
+                if (r < 0)
+                        log_debug_errno(r, "Failed to write %s: %s", path, errno_str(r));
+        }
+        json_object_put(o);
+}
+
+/* One sample: sources -> snapshot -> evaluation -> plan -> actuators. */
+static int manager_sample(Manager *m) {
+        _cleanup_(snapshot_freep) Snapshot *s = NULL;
+        _cleanup_(plan_done) Plan plan = { 0 };
+        MetricValues mv;
+        usec_t cpu0 = now_usec(CLOCK_THREAD_CPUTIME_ID), now;
+        int r;
+
+        r = snapshot_take(m->root, &s);
+        if (r < 0) {
+                m->sample_failures++;
+                return log_error_errno(r, "Failed to read the kernel's memory state below %s: %s%s", m->root,
+                                       errno_str(r), m->once ? "" : ", will retry");
+        }
+        metrics_from_snapshot(s, &mv);
+        now = now_usec(CLOCK_MONOTONIC);
+
+        r = policy_eval(m->policies, s, &mv, m->eval, now, &plan);
+        if (r < 0)
+                return log_error_errno(r, "Failed to evaluate policies: %s", errno_str(r));
+        manager_log_rules(m, &plan, &mv);
+        manager_apply_pcp(m, s, &plan);
+
+        m->samples++;
+        m->last_sample_cpu_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu0;
+        m->total_sample_cpu_usec += m->last_sample_cpu_usec;
+
+        ReportInput in = { .snap = s, .mv = &mv, .set = m->policies, .plan = &plan,
+                           .knob = m->knob_known ? &m->pcp_knob : NULL, .dry_run = m->dry_run };
+        if (m->once) {
+                if (m->json) {
+                        json_object *o = report_to_json(&in);
+                        if (!o)
+                                return log_oom();
+                        fprintf(m->report, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+                        json_object_put(o);
+                } else
+                        report_print(m->report, &in);
+                fflush(m->report);
+        } else {
+                char status[256];
+                report_status_line(&in, status, sizeof status);
+                if (!streq(status, m->last_status)) {
+                        (void) sd_notifyf(false, "STATUS=%s", status);
+                        snprintf(m->last_status, sizeof m->last_status, "%s", status);
+                }
+                manager_write_status(m, &in);
+        }
+        log_debug("Sample %lu took %" PRIu64 " us of CPU", m->samples, m->last_sample_cpu_usec);
+        return 0;
+}
+
+static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        int r;
+
+        (void) manager_sample(m);
+        if (!m->ready_sent) {
+                (void) sd_notify(false, "READY=1");
+                m->ready_sent = true;
+        }
+        /* Re-arm from now: a slow sample never causes a burst of catch-up samples. */
+        r = sd_event_source_set_time(s, now_usec(CLOCK_MONOTONIC) + m->interval_usec);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+        if (r < 0)
+                return log_error_errno(r, "Failed to re-arm the sampling timer: %s", errno_str(r));
+        return 0;
+}
+
+static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+        log_info("Received %s, stopping", strsignal((int) si->ssi_signo));
+        return sd_event_exit(m->event, 0);
+}
+
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading policies",
+                          now_usec(CLOCK_MONOTONIC));
+        (void) manager_load_policies(m, false);
+        (void) manager_sample(m);
+        (void) sd_notify(false, "READY=1");
+        m->last_status[0] = 0;
+        return 0;
+}
+
+/* `pcptunectl resume KNOB` leaves <state>/resume-KNOB and sends SIGUSR1. */
+static int on_resume(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+        _cleanup_(freep) char *path = NULL;
+
+        if (!m->knob_known)
+                return 0;
+        if (asprintf(&path, "%s/" RESUME_PREFIX "%s", m->state_dir, m->pcp_knob.name) < 0)
+                return log_oom();
+        if (unlink(path) < 0) {
+                if (errno != ENOENT)
+                        log_warning_errno(errno, "Failed to remove %s: %m", path);
+                return 0;
+        }
+        if (m->pcp_knob.admin_override) {
+                m->pcp_knob.admin_override = false;
+                m->pcp_knob.managed = false;
+                m->pcp_knob.has_last_would = false;
+                log_notice("Managing %s again (its current value becomes the one restored at exit)", m->pcp_knob.name);
+        }
+        (void) manager_sample(m);
+        return 0;
+}
+
+static int manager_setup_loop(Manager *m) {
+        int r;
+
+        r = sd_event_default(&m->event);
+        if (r < 0)
+                return log_error_errno(r, "Failed to allocate the event loop: %s", errno_str(r));
+        /* The signals were blocked in main() before any thread could exist. */
+        if ((r = sd_event_add_signal(m->event, &m->sig_term, SIGTERM, on_exit_signal, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, &m->sig_int, SIGINT, on_exit_signal, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, &m->sig_hup, SIGHUP, on_reload, m)) < 0 ||
+            (r = sd_event_add_signal(m->event, &m->sig_usr1, SIGUSR1, on_resume, m)) < 0)
+                return log_error_errno(r, "Failed to watch signals: %s", errno_str(r));
+        r = sd_event_add_time(m->event, &m->timer, CLOCK_MONOTONIC, 0, 0, on_timer, m);
+        if (r < 0)
+                return log_error_errno(r, "Failed to add the sampling timer: %s", errno_str(r));
+        /* Pings WATCHDOG=1 at half of WatchdogSec when the unit sets it; no-op otherwise. */
+        r = sd_event_set_watchdog(m->event, true);
+        if (r < 0)
+                log_warning_errno(r, "Failed to enable the watchdog: %s, ignoring", errno_str(r));
+        return 0;
+}
+
+/* Put everything back: every managed knob that still holds what we wrote. */
+static int manager_shutdown(Manager *m) {
+        int r = 0;
+
+        (void) sd_notify(false, "STOPPING=1\nSTATUS=Restoring original values");
+        if (m->knob_known && m->pcp_knob.managed && !m->dry_run) {
+                int q = knob_release(&m->pcp_knob, m->root, m->journal, false, "pcptuned stopping");
+                if (q < 0)
+                        r = q;
+        }
+        if (m->journal && m->journal->n_entries == 0 && r >= 0) {
+                int q = journal_save(m->journal); /* removes the file */
+                if (q < 0)
+                        log_warning_errno(q, "Failed to remove the restore journal: %s", errno_str(q));
+        }
+        if (!m->dry_run) {
+                _cleanup_(freep) char *status = NULL;
+                if (asprintf(&status, "%s/%s", m->state_dir, STATUS_FILE) >= 0)
+                        (void) unlink(status);
+        }
+        return r;
+}
+
+int manager_run(Manager *m) {
+        int r;
+
+        if (m->once) {
+                r = manager_sample(m);
+                /* A one-shot leaves the values set (like `sysctl -w`) and no journal behind. */
+                if (m->journal) {
+                        for (size_t i = m->journal->n_entries; i > 0; i--)
+                                journal_remove(m->journal, m->journal->entries[i - 1].name);
+                        int q = journal_save(m->journal);
+                        if (q < 0)
+                                log_warning_errno(q, "Failed to remove the restore journal: %s", errno_str(q));
+                }
+                return r < 0 ? 1 : 0;
+        }
+
+        r = manager_setup_loop(m);
+        if (r < 0)
+                return 1;
+        log_info("pcptuned %s started: root %s, interval %.1f s%s", PACKAGE_VERSION, m->root,
+                 (double) m->interval_usec / (double) USEC_PER_SEC, m->dry_run ? ", dry-run (never writes)" : "");
+        r = sd_event_loop(m->event);
+        if (r < 0)
+                log_error_errno(r, "Event loop failed: %s", errno_str(r));
+        int q = manager_shutdown(m);
+        return r < 0 || q < 0 ? 1 : 0;
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "util.h"
+
+/*
+ * The Manager owns everything the daemon has: configuration, the sd-event
+ * loop and its sources, the loaded policy set and its evaluation history,
+ * the managed knobs and the restore journal.  One sample is:
+ * sources -> snapshot -> policy evaluation -> plan -> actuators.
+ */
+
+#define INTERVAL_DEFAULT_USEC (10 * USEC_PER_SEC)
+
+typedef struct ManagerConfig {
+        const char *root;           /* root prefix of every kernel file ("/") */
+        const char *policy_dir;     /* NULL: /etc/pcptune/policies.d, else the embedded set */
+        const char *state_dir;      /* restore journal, lock, status (default /run/pcptune) */
+        usec_t interval_usec;       /* sampling period */
+        bool dry_run;               /* evaluate and report; never write */
+        bool once;                  /* one evaluation, then exit */
+        bool json;                  /* --once report as JSON */
+        bool check_owner;           /* refuse policy files not owned by root / writable by others */
+        FILE *report;               /* where --once prints its report (stdout) */
+} ManagerConfig;
+
+typedef struct Manager Manager;
+
+/* Allocate a manager for cfg (strings are copied).  0 or -ENOMEM. */
+int manager_new(const ManagerConfig *cfg, Manager **ret);
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+
+/*
+ * Start-up: load the policies (a bad set is fatal here, and only here), take
+ * the state-directory lock (a second instance exits with a clear message),
+ * and restore the journal of a run that did not stop cleanly.  Dry-run takes
+ * no lock and touches no state.  0 or -errno (already logged).
+ */
+int manager_startup(Manager *m);
+
+/*
+ * Run: with once, one evaluation (and its report), then exit; otherwise the
+ * event loop until SIGTERM/SIGINT, then restore every managed knob.
+ * Returns the exit status for main() (0 success).
+ */
+int manager_run(Manager *m);

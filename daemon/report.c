@@ -1,0 +1,432 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <inttypes.h>
+
+#include "log.h"
+#include "report.h"
+
+typedef struct Range {
+        int64_t lo, hi;
+} Range;
+
+static void range_add(Range *r, int64_t v, bool first) {
+        if (first || v < r->lo)
+                r->lo = v;
+        if (first || v > r->hi)
+                r->hi = v;
+}
+
+static const char *range_fmt(char *buf, size_t size, Range r) {
+        if (r.lo == r.hi)
+                snprintf(buf, size, "%" PRId64, r.lo);
+        else
+                snprintf(buf, size, "%" PRId64 "-%" PRId64, r.lo, r.hi);
+        return buf;
+}
+
+/* Per zone: what the kernel shows, with high_min/high_max from the model where not printed. */
+typedef struct ZoneView {
+        const Zone *zone;
+        const PcpZone *pz;       /* model input */
+        Range batch, high, high_min, high_max;
+        uint64_t count;          /* pages on pcp lists now */
+        bool modelled;           /* high_min/high_max computed, not printed */
+} ZoneView;
+
+static void zone_view(const ReportInput *in, const Zone *z, const PcpZone *pz, ZoneView *v) {
+        const Snapshot *s = in->snap;
+
+        *v = (ZoneView){ .zone = z, .pz = pz };
+        for (size_t c = 0; c < z->n_cpus; c++) {
+                const PcpCpu *p = &z->cpus[c];
+                range_add(&v->batch, p->batch, c == 0);
+                range_add(&v->high, p->high, c == 0);
+                v->count += (uint64_t) MAX(p->count, (int64_t) 0);
+                if (s->zoneinfo.has_high_min_max) {
+                        range_add(&v->high_min, p->high_min, c == 0);
+                        range_add(&v->high_max, p->high_max, c == 0);
+                } else if (s->regime != PCP_REGIME_AUTOTUNE) {
+                        range_add(&v->high_min, p->high, c == 0);
+                        range_add(&v->high_max, p->high, c == 0);
+                }
+        }
+        if (!s->zoneinfo.has_high_min_max && s->regime == PCP_REGIME_AUTOTUNE && s->has_knob) {
+                PcpSetting set;
+                if (pcp_model_zone(s->regime, &pz->in, s->topo.page_size, (int) s->knob.value, &set) >= 0) {
+                        v->high_min = (Range){ set.high_min, set.high_min };
+                        v->high_max = (Range){ set.high_max, set.high_max };
+                        v->modelled = true;
+                }
+        }
+}
+
+static const PcpZone *find_pcp_zone(const Snapshot *s, const Zone *z) {
+        for (size_t i = 0; i < s->n_pcp_zones; i++)
+                if (s->pcp_zones[i].node == z->node && streq(s->pcp_zones[i].name, z->name))
+                        return &s->pcp_zones[i];
+        return NULL;
+}
+
+/* Most memory pcp lists may hold at a fraction: high_max x online CPUs of the node x page size, all zones. */
+static uint64_t pcp_max_bytes(const Snapshot *s, int fraction) {
+        uint64_t total = 0;
+        for (size_t i = 0; i < s->n_pcp_zones; i++) {
+                PcpSetting set;
+                const PcpZone *z = &s->pcp_zones[i];
+                if (pcp_model_zone(s->regime, &z->in, s->topo.page_size, fraction, &set) < 0)
+                        continue;
+                total += (uint64_t) set.high_max * z->in.node_cpus * s->topo.page_size;
+        }
+        return total;
+}
+
+static unsigned count_nodes(const Snapshot *s) {
+        unsigned n = 0;
+        for (unsigned i = 0; i < s->topo.n_nodes; i++) {
+                bool has = s->topo.node_cpus[i] > 0;
+                for (size_t z = 0; !has && z < s->n_pcp_zones; z++)
+                        has = s->pcp_zones[z].node == (int) i;
+                n += has;
+        }
+        return MAX(n, 1U);
+}
+
+static bool decision_changes(const ReportInput *in, int64_t *ret_target) {
+        const Snapshot *s = in->snap;
+        const Plan *p = in->plan;
+
+        if (!p || !s->has_knob || !s->knob.writable)
+                return false;
+        if (p->pcp_high.wanted && (p->pcp_high.solve_error >= 0 || p->pcp_high.solve_error == -ERANGE)) {
+                *ret_target = p->pcp_high.fraction;
+                return *ret_target != s->knob.value;
+        }
+        if (!p->pcp_high.wanted && in->knob && in->knob->managed) {
+                *ret_target = in->knob->original;
+                return *ret_target != s->knob.value;
+        }
+        return false;
+}
+
+static void print_decision(FILE *f, const ReportInput *in) {
+        const Snapshot *s = in->snap;
+        const Plan *p = in->plan;
+        const PcpDecision *d = p ? &p->pcp_high : NULL;
+        char gbuf[64];
+        int64_t target;
+
+        if (!s->has_knob) {
+                fprintf(f, "decision: no pcp sysctl on this kernel: nothing to change\n");
+                return;
+        }
+        if (!s->knob.writable) {
+                fprintf(f, "decision: %s = %" PRId64 " is read-only for pcptune on kernels before 5.14 "
+                           "(a small value gives every CPU managed/F pages)\n", s->knob.name, s->knob.value);
+                return;
+        }
+        if (in->knob && in->knob->admin_override) {
+                fprintf(f, "decision: %s was changed by an administrator (%" PRId64 "): left alone until "
+                           "`pcptunectl resume %s`\n", s->knob.name, in->knob->admin_value, s->knob.name);
+                return;
+        }
+        if (!d || !d->wanted) {
+                if (in->knob && in->knob->managed)
+                        fprintf(f, "decision: no active rule sets pcp.high: %s %s %" PRId64 " -> %" PRId64 " (original)\n",
+                                in->dry_run ? "would restore" : "restore", s->knob.name, s->knob.value,
+                                in->knob->original);
+                else
+                        fprintf(f, "decision: %s stays %" PRId64 ": no active rule sets pcp.high\n", s->knob.name,
+                                s->knob.value);
+                return;
+        }
+        pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf);
+        if (d->solve_error < 0 && d->solve_error != -ERANGE) {
+                fprintf(f, "decision: rule %s/%s wants pcp.high %s but it cannot be solved here: %s\n", d->policy->name,
+                        d->rule->name, gbuf, errno_str(d->solve_error));
+                return;
+        }
+        if (!decision_changes(in, &target))
+                fprintf(f, "decision: %s stays %" PRId64 ": policy %s, rule %s wants pcp.high %s%s\n", s->knob.name,
+                        s->knob.value, d->policy->name, d->rule->name, gbuf,
+                        d->solve_error == -ERANGE ? " (below the 4 x batch floor: minimum used)" : "");
+        else
+                fprintf(f, "decision: %s %s %" PRId64 " -> %" PRId64 " (policy %s, rule %s: pcp.high %s%s)\n",
+                        in->dry_run ? "would set" : "set", s->knob.name, s->knob.value, target, d->policy->name,
+                        d->rule->name, gbuf, d->solve_error == -ERANGE ? ", below the floor: minimum used" : "");
+}
+
+void report_print(FILE *f, const ReportInput *in) {
+        const Snapshot *s = in->snap;
+        const Meminfo *mi = &s->meminfo;
+        char b1[32], b2[32], b3[32], b4[32], b5[32];
+        int64_t target;
+
+        fprintf(f, "kernel %s (pcp regime %s), %u CPUs online", s->topo.kernel_release,
+                pcp_regime_to_string(s->regime), s->topo.online_cpus);
+        if (s->topo.possible_cpus)
+                fprintf(f, " (%u possible)", s->topo.possible_cpus);
+        fprintf(f, ", %u node%s, %u KiB pages\n", count_nodes(s), count_nodes(s) == 1 ? "" : "s",
+                s->topo.page_size / 1024);
+
+        fprintf(f, "memory: total %s, free %s, available %s, slab %s, percpu %s\n",
+                format_bytes(b1, sizeof b1, mi->mem_total_kib * 1024),
+                format_bytes(b2, sizeof b2, mi->mem_free_kib * 1024),
+                mi->has_mem_available ? format_bytes(b3, sizeof b3, mi->mem_available_kib * 1024) : "n/a",
+                mi->has_slab ? format_bytes(b4, sizeof b4, mi->slab_kib * 1024) : "n/a",
+                mi->has_percpu ? format_bytes(b5, sizeof b5, mi->percpu_kib * 1024) : "unavailable (kernel < 4.7)");
+
+        if (s->has_memcg && s->memcg.mode != CGROUP_MEMORY_NONE)
+                fprintf(f, "memcg: %s at %s: %" PRIu64 " live, %" PRIu64 " dying\n",
+                        cgroup_mode_to_string(s->memcg.mode), strna(s->memcg.mount), s->memcg.live, s->memcg.dying);
+        else
+                fprintf(f, "memcg: no memory controller found\n");
+
+        if (s->has_psi)
+                fprintf(f, "psi memory: some avg10 %.2f%% avg60 %.2f%%, full avg10 %.2f%% avg60 %.2f%%\n",
+                        s->psi.some.avg10, s->psi.some.avg60, s->psi.full.avg10, s->psi.full.avg60);
+        else
+                fprintf(f, "psi memory: unavailable\n");
+
+        if (s->has_knob)
+                fprintf(f, "%s = %" PRId64 "%s\n", s->knob.name, s->knob.value,
+                        in->knob && in->knob->managed ? " (managed by pcptuned)" : "");
+        else
+                fprintf(f, "pcp sysctl: none on this kernel\n");
+
+        /* Per zone: batch, high limits, current high and count (pages), memory on pcp lists now. */
+        bool any_modelled = false;
+        fprintf(f, "\n%-4s %-8s %10s %8s %4s %5s %9s %9s %11s %8s %10s\n", "node", "zone", "managed", "low", "cpus",
+                "batch", "high_min", "high_max", "high now", "count", "on pcp");
+        for (size_t i = 0; i < s->zoneinfo.n_zones; i++) {
+                const Zone *z = &s->zoneinfo.zones[i];
+                const PcpZone *pz = find_pcp_zone(s, z);
+                char r1[24], r2[24], r3[24], r4[24];
+                ZoneView v;
+
+                if (!z->populated || !pz)
+                        continue;
+                zone_view(in, z, pz, &v);
+                any_modelled |= v.modelled;
+                fprintf(f, "%-4d %-8s %10" PRIu64 " %8" PRIu64 " %4u %5s %8s%s %8s%s %11s %8" PRIu64 " %10s\n",
+                        z->node, z->name, z->managed_pages, z->low_pages, pz->in.node_cpus,
+                        range_fmt(r1, sizeof r1, v.batch), range_fmt(r2, sizeof r2, v.high_min), v.modelled ? "*" : " ",
+                        range_fmt(r3, sizeof r3, v.high_max), v.modelled ? "*" : " ", range_fmt(r4, sizeof r4, v.high),
+                        v.count, format_bytes(b1, sizeof b1, v.count * s->topo.page_size));
+        }
+        if (any_modelled)
+                fprintf(f, "(*) computed: kernels 6.7-6.12 print only the dynamic high, not high_min/high_max\n");
+        if (s->has_knob && s->knob.writable)
+                fprintf(f, "pcp lists: %s held now; at most %s at fraction %" PRId64
+                           " (high_max x CPUs on the node, every zone)\n",
+                        format_bytes(b1, sizeof b1, s->pcp_held_pages * s->topo.page_size),
+                        format_bytes(b2, sizeof b2, pcp_max_bytes(s, (int) s->knob.value)), s->knob.value);
+        else
+                fprintf(f, "pcp lists: %s held now\n", format_bytes(b1, sizeof b1, s->pcp_held_pages * s->topo.page_size));
+
+        /* Policies and rules. */
+        if (in->set) {
+                fprintf(f, "\npolicies (%s: %zu):\n", strna(in->set->source), in->set->n_policies);
+                size_t k = 0;
+                for (size_t i = 0; i < in->set->n_policies; i++) {
+                        const Policy *p = in->set->policies[i];
+                        fprintf(f, "  %s (priority %d, %s)\n", p->name, p->priority, p->file);
+                        for (size_t j = 0; j < p->n_rules; j++) {
+                                const Rule *r = &p->rules[j];
+                                const RuleStatus *st = in->plan && k < in->plan->n_rules ? &in->plan->rules[k] : NULL;
+                                char gbuf[64] = "";
+                                k++;
+                                if (r->has_pcp_high)
+                                        pcp_goal_to_string(&r->pcp_high, gbuf, sizeof gbuf);
+                                fprintf(f, "    %-24s %-20s %s%s%s%s\n", r->name,
+                                        st ? rule_verdict_to_string(st->verdict) : "",
+                                        r->has_pcp_high ? "pcp.high " : "", gbuf,
+                                        r->action.kind == ACTION_RECLAIM_DYING ? "action reclaim-dying" : "",
+                                        st && st->verdict == RULE_UNAVAILABLE && st->unavailable_metric >= 0
+                                                ? (metric_info((MetricId) st->unavailable_metric)->name)
+                                                : "");
+                        }
+                }
+        }
+
+        fputc('\n', f);
+        print_decision(f, in);
+
+        if (decision_changes(in, &target)) {
+                fprintf(f, "\n%-4s %-8s %5s %9s %9s %12s %12s\n", "node", "zone", "batch", "high_min", "high_max",
+                        "pcp max now", "pcp max then");
+                for (size_t i = 0; i < s->n_pcp_zones; i++) {
+                        const PcpZone *z = &s->pcp_zones[i];
+                        PcpSetting now, then;
+                        if (pcp_model_zone(s->regime, &z->in, s->topo.page_size, (int) s->knob.value, &now) < 0 ||
+                            pcp_model_zone(s->regime, &z->in, s->topo.page_size, (int) target, &then) < 0)
+                                continue;
+                        fprintf(f, "%-4d %-8s %5d %9d %9d %12s %12s\n", z->node, z->name, then.batch, then.high_min,
+                                then.high_max,
+                                format_bytes(b1, sizeof b1,
+                                             (uint64_t) now.high_max * z->in.node_cpus * s->topo.page_size),
+                                format_bytes(b2, sizeof b2,
+                                             (uint64_t) then.high_max * z->in.node_cpus * s->topo.page_size));
+                }
+                fprintf(f, "pcp lists may hold at most %s -> %s\n",
+                        format_bytes(b1, sizeof b1, pcp_max_bytes(s, (int) s->knob.value)),
+                        format_bytes(b2, sizeof b2, pcp_max_bytes(s, (int) target)));
+        }
+}
+
+static json_object *json_range(Range r) {
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "min", json_object_new_int64(r.lo));
+        json_object_object_add(o, "max", json_object_new_int64(r.hi));
+        return o;
+}
+
+json_object *report_to_json(const ReportInput *in) {
+        const Snapshot *s = in->snap;
+        json_object *o = json_object_new_object(), *zones = json_object_new_array(), *mem = json_object_new_object();
+        json_object *memcg = json_object_new_object(), *pol = json_object_new_array(), *dec = json_object_new_object();
+        int64_t target;
+
+        if (!o || !zones || !mem || !memcg || !pol || !dec) {
+                json_object_put(o);
+                json_object_put(zones);
+                json_object_put(mem);
+                json_object_put(memcg);
+                json_object_put(pol);
+                json_object_put(dec);
+                return NULL;
+        }
+        json_object_object_add(o, "kernel", json_object_new_string(s->topo.kernel_release));
+        json_object_object_add(o, "regime", json_object_new_string(pcp_regime_to_string(s->regime)));
+        json_object_object_add(o, "online_cpus", json_object_new_int((int) s->topo.online_cpus));
+        json_object_object_add(o, "possible_cpus", json_object_new_int((int) s->topo.possible_cpus));
+        json_object_object_add(o, "page_size", json_object_new_int((int) s->topo.page_size));
+
+        json_object_object_add(mem, "total_bytes", json_object_new_int64((int64_t) s->meminfo.mem_total_kib * 1024));
+        json_object_object_add(mem, "free_bytes", json_object_new_int64((int64_t) s->meminfo.mem_free_kib * 1024));
+        if (s->meminfo.has_mem_available)
+                json_object_object_add(mem, "available_bytes",
+                                       json_object_new_int64((int64_t) s->meminfo.mem_available_kib * 1024));
+        json_object_object_add(mem, "percpu_bytes",
+                               s->meminfo.has_percpu ? json_object_new_int64((int64_t) s->meminfo.percpu_kib * 1024)
+                                                     : NULL);
+        json_object_object_add(o, "memory", mem);
+
+        json_object_object_add(memcg, "mode", json_object_new_string(
+                                                      cgroup_mode_to_string(s->has_memcg ? s->memcg.mode
+                                                                                         : CGROUP_MEMORY_NONE)));
+        if (s->has_memcg && s->memcg.mode != CGROUP_MEMORY_NONE) {
+                json_object_object_add(memcg, "mount", json_object_new_string(s->memcg.mount));
+                json_object_object_add(memcg, "live", json_object_new_int64((int64_t) s->memcg.live));
+                json_object_object_add(memcg, "dying", json_object_new_int64((int64_t) s->memcg.dying));
+        }
+        json_object_object_add(o, "memcg", memcg);
+
+        if (s->has_psi) {
+                json_object *psi = json_object_new_object();
+                json_object_object_add(psi, "some_avg10", json_object_new_double(s->psi.some.avg10));
+                json_object_object_add(psi, "some_avg60", json_object_new_double(s->psi.some.avg60));
+                json_object_object_add(psi, "full_avg10", json_object_new_double(s->psi.full.avg10));
+                json_object_object_add(psi, "full_avg60", json_object_new_double(s->psi.full.avg60));
+                json_object_object_add(o, "psi_memory", psi);
+        }
+
+        if (s->has_knob) {
+                json_object *k = json_object_new_object();
+                json_object_object_add(k, "name", json_object_new_string(s->knob.name));
+                json_object_object_add(k, "value", json_object_new_int64(s->knob.value));
+                json_object_object_add(k, "writable", json_object_new_boolean(s->knob.writable));
+                if (in->knob) {
+                        json_object_object_add(k, "managed", json_object_new_boolean(in->knob->managed));
+                        if (in->knob->managed) {
+                                json_object_object_add(k, "original", json_object_new_int64(in->knob->original));
+                                json_object_object_add(k, "written", json_object_new_int64(in->knob->written));
+                        }
+                        json_object_object_add(k, "admin_override", json_object_new_boolean(in->knob->admin_override));
+                }
+                json_object_object_add(o, "knob", k);
+        }
+
+        for (size_t i = 0; i < s->zoneinfo.n_zones; i++) {
+                const Zone *z = &s->zoneinfo.zones[i];
+                const PcpZone *pz = find_pcp_zone(s, z);
+                json_object *zo;
+                ZoneView v;
+
+                if (!z->populated || !pz)
+                        continue;
+                zone_view(in, z, pz, &v);
+                zo = json_object_new_object();
+                json_object_object_add(zo, "node", json_object_new_int(z->node));
+                json_object_object_add(zo, "zone", json_object_new_string(z->name));
+                json_object_object_add(zo, "managed_pages", json_object_new_int64((int64_t) z->managed_pages));
+                json_object_object_add(zo, "low_pages", json_object_new_int64((int64_t) z->low_pages));
+                json_object_object_add(zo, "cpus", json_object_new_int((int) pz->in.node_cpus));
+                json_object_object_add(zo, "batch", json_range(v.batch));
+                json_object_object_add(zo, "high_min", json_range(v.high_min));
+                json_object_object_add(zo, "high_max", json_range(v.high_max));
+                json_object_object_add(zo, "high_limits_modelled", json_object_new_boolean(v.modelled));
+                json_object_object_add(zo, "high", json_range(v.high));
+                json_object_object_add(zo, "count_pages", json_object_new_int64((int64_t) v.count));
+                json_object_object_add(zo, "held_bytes", json_object_new_int64((int64_t) (v.count * s->topo.page_size)));
+                json_object_array_add(zones, zo);
+        }
+        json_object_object_add(o, "zones", zones);
+        json_object_object_add(o, "pcp_held_bytes",
+                               json_object_new_int64((int64_t) (s->pcp_held_pages * s->topo.page_size)));
+
+        for (size_t i = 0; in->plan && i < in->plan->n_rules; i++) {
+                const RuleStatus *st = &in->plan->rules[i];
+                json_object *r = json_object_new_object();
+                json_object_object_add(r, "policy", json_object_new_string(st->policy->name));
+                json_object_object_add(r, "rule", json_object_new_string(st->rule->name));
+                json_object_object_add(r, "file", json_object_new_string(st->policy->file));
+                json_object_object_add(r, "priority", json_object_new_int(st->policy->priority));
+                json_object_object_add(r, "state", json_object_new_string(rule_verdict_to_string(st->verdict)));
+                json_object_array_add(pol, r);
+        }
+        json_object_object_add(o, "rules", pol);
+
+        if (in->plan && in->plan->pcp_high.wanted) {
+                const PcpDecision *d = &in->plan->pcp_high;
+                char gbuf[64];
+                json_object_object_add(dec, "policy", json_object_new_string(d->policy->name));
+                json_object_object_add(dec, "rule", json_object_new_string(d->rule->name));
+                json_object_object_add(dec, "goal", json_object_new_string(pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf)));
+                if (d->solve_error >= 0 || d->solve_error == -ERANGE)
+                        json_object_object_add(dec, "fraction", json_object_new_int(d->fraction));
+                if (d->solve_error < 0)
+                        json_object_object_add(dec, "error", json_object_new_string(errno_str(d->solve_error)));
+        }
+        bool change = decision_changes(in, &target);
+        json_object_object_add(dec, "change", json_object_new_boolean(change));
+        if (change) {
+                json_object_object_add(dec, "from", json_object_new_int64(s->knob.value));
+                json_object_object_add(dec, "to", json_object_new_int64(target));
+        }
+        json_object_object_add(dec, "dry_run", json_object_new_boolean(in->dry_run));
+        json_object_object_add(o, "decision", dec);
+        return o;
+}
+
+const char *report_status_line(const ReportInput *in, char *buf, size_t size) {
+        const Snapshot *s = in->snap;
+        char pb[32], hb[32];
+        int64_t target;
+        size_t active = 0;
+
+        for (size_t i = 0; in->plan && i < in->plan->n_rules; i++)
+                active += in->plan->rules[i].verdict == RULE_ACTIVE;
+
+        snprintf(buf, size, "%s%s=%" PRId64 "%s; %zu active rule%s; percpu %s; pcp held %s; memcg dying %" PRIu64,
+                 in->dry_run ? "dry-run: " : "", s->has_knob ? s->knob.name : "pcp sysctl",
+                 s->has_knob ? s->knob.value : (int64_t) -1,
+                 in->knob && in->knob->admin_override ? " (admin)" : in->knob && in->knob->managed ? " (managed)" : "",
+                 active, active == 1 ? "" : "s",
+                 s->meminfo.has_percpu ? format_bytes(pb, sizeof pb, s->meminfo.percpu_kib * 1024) : "n/a",
+                 format_bytes(hb, sizeof hb, s->pcp_held_pages * s->topo.page_size),
+                 s->has_memcg ? s->memcg.dying : 0);
+        if (in->dry_run && decision_changes(in, &target)) {
+                size_t l = strlen(buf);
+                snprintf(buf + l, size - l, "; would set %" PRId64, target);
+        }
+        return buf;
+}

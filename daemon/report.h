@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdio.h>
+
+#include "act-sysctl.h"
+#include "metrics.h"
+#include "policy-eval.h"
+#include "policy.h"
+#include "snapshot.h"
+
+/*
+ * The view shared by `pcptuned --dry-run --once`, `pcptunectl status` and
+ * the daemon's status file: what the kernel shows (Percpu, per-zone pcp
+ * batch/high/count and memory on pcp lists, memcg live/dying, the fraction)
+ * and what the policies decide.
+ */
+typedef struct ReportInput {
+        const Snapshot *snap;
+        const MetricValues *mv;
+        const PolicySet *set;        /* may be NULL */
+        const Plan *plan;            /* may be NULL */
+        const Knob *knob;            /* the managed pcp knob, may be NULL */
+        bool dry_run;
+} ReportInput;
+
+/* Human-readable report, aligned tables under 100 columns. */
+void report_print(FILE *f, const ReportInput *in);
+
+/* The same as a JSON object (caller owns the reference).  NULL on ENOMEM. */
+json_object *report_to_json(const ReportInput *in);
+
+/* One line for sd_notify STATUS= (buf of at least 128 bytes); returns buf. */
+const char *report_status_line(const ReportInput *in, char *buf, size_t size);
