@@ -1,0 +1,231 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Component tests: pcptuned and pcptunectl on fake roots (copies of captured
+# fixture trees) where sysctl writes land in regular files.  Covers dry-run,
+# --once, the loop with SIGTERM restore, SIGKILL + crash-journal restore, the
+# admin-wins rule, resume, reload (good and bad), the state-dir lock, restore
+# by hand and kernels before 5.14.  Prints TAP.
+. "$(dirname "$0")/tap.sh"
+
+[ "$(id -u)" = 0 ] || tap_skip_all "needs root: policy files must be owned by root"
+tmp=$(mktemp -d /tmp/pcptune-engine.XXXXXX)
+daemon_pid=""
+cleanup() {
+	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+
+set_root() { rm -rf "$tmp/root"; cp -r "$FIXTURES/$1/root" "$tmp/root"; chmod -R u+w "$tmp/root"; }
+frac() { cat "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction"; }
+frac_is() { [ "$(frac)" = "$1" ]; }
+policy_dir() { # name -> a root-owned 0644 copy of tests/policies/name
+	d=$tmp/pol-$1; rm -rf "$d"; mkdir -p "$d"
+	cp "$top_srcdir"/tests/policies/"$1"/*.yaml "$d"/ 2>/dev/null; chmod 0644 "$d"/* 2>/dev/null; echo "$d"
+}
+# Independent oracle for `minimum`: per populated zone F = managed / (cpus * (4 * batch + 1)) + 1,
+# the largest over zones, at least 8 (kernel.md §2.2; cpus = online CPUs of the zone's node).
+minimum_oracle() { # zoneinfo-file root
+	awk -v root="$2" '
+	function cpus(node,   f, line, n, a, i, b) {
+		f = root "/sys/devices/system/node/node" node "/cpulist"; n = 0
+		if ((getline line < f) > 0) {
+			split(line, a, ",")
+			for (i in a) { if (split(a[i], b, "-") == 2) n += b[2] - b[1] + 1; else n += 1 }
+		}
+		close(f); return n
+	}
+	/^Node/ { node = $2; sub(",", "", node); managed = 0; batch = 0 }
+	/^        managed/ { managed = $2 }
+	/^              batch:/ && batch == 0 { batch = $2
+		c = cpus(node); f = int(managed / (c * (4 * batch + 1))) + 1; if (f > best) best = f }
+	END { if (best < 8) best = 8; print best }' "$1"
+}
+start_daemon() { # policy-dir [extra args]
+	pd=$1; shift
+	"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$pd" --interval 200ms "$@" \
+		>>"$tmp/log" 2>&1 &
+	daemon_pid=$!
+}
+stop_daemon() { # signal
+	kill -"${1:-TERM}" "$daemon_pid" 2>/dev/null
+	wait "$daemon_pid" 2>/dev/null; rc=$?
+	daemon_pid=""
+	return $rc
+}
+log_has() { grep -q -- "$1" "$tmp/log"; }
+
+minimum=$(policy_dir minimum)
+empty=$(policy_dir empty)
+thousand=$(policy_dir fraction1000)
+
+# --- dry-run on every captured fixture: a report, and nothing written anywhere.
+for set in "$FIXTURES"/*/; do
+	set=$(basename "$set"); [ -d "$FIXTURES/$set/root" ] || continue
+	set_root "$set"
+	before=$(find "$tmp/root" -type f -exec md5sum {} + | sort)
+	out=$("$PCPTUNED" --dry-run --once --root "$tmp/root" --state-dir "$tmp/state-dry" --policy-dir "$minimum" 2>&1)
+	rc=$?
+	after=$(find "$tmp/root" -type f -exec md5sum {} + | sort)
+	want=$(minimum_oracle "$tmp/root/proc/zoneinfo" "$tmp/root")
+	if [ $rc -eq 0 ] && [ "$before" = "$after" ] && [ ! -e "$tmp/state-dry" ] &&
+		printf '%s\n' "$out" | grep -q "would set vm.percpu_pagelist_high_fraction 0 -> $want "; then
+		tap_ok "dry-run --once on $set: would set $want, wrote nothing"
+	else
+		tap_fail "dry-run --once on $set" "rc=$rc want=$want" "$out"
+	fi
+done
+
+# --- --once applies and leaves no journal.
+set_root 6.18.44-fc-live-smp2-24G
+want=$(minimum_oracle "$tmp/root/proc/zoneinfo" "$tmp/root")
+"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$minimum" >"$tmp/out" 2>&1
+if [ $? -eq 0 ] && frac_is "$want" && [ ! -e "$tmp/state/restore.json" ]; then
+	tap_ok "--once sets $want and leaves no journal"
+else
+	tap_fail "--once" "fraction $(frac), want $want" "$(cat "$tmp/out")"
+fi
+out=$("$PCPTUNED" --once --dry-run --json --root "$tmp/root" --policy-dir "$minimum" 2>/dev/null)
+if printf '%s' "$out" | grep -q '"kernel": "6.18.44' && printf '%s' "$out" | grep -q '"zones"'; then
+	tap_ok "--once --dry-run --json prints the report as JSON"
+else
+	tap_fail "--json report" "$out"
+fi
+
+# --- the loop: apply, journal, SIGTERM restores.
+set_root 6.18.44-fc-live-smp2-24G; : >"$tmp/log"
+start_daemon "$minimum"
+if wait_for 50 frac_is "$want" && grep -q '"original": 0' "$tmp/state/restore.json" &&
+	grep -q "\"written\": $want" "$tmp/state/restore.json"; then
+	tap_ok "daemon sets $want and journals original 0 and written $want"
+else
+	tap_fail "daemon applies" "fraction $(frac)" "$(cat "$tmp/log")"
+fi
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$minimum" status >"$tmp/status" 2>&1
+if grep -q "running (pid $daemon_pid)" "$tmp/status" && grep -q "manages vm.percpu_pagelist_high_fraction: original 0, written $want" "$tmp/status"; then
+	tap_ok "pcptunectl status shows the running daemon and what it manages"
+else
+	tap_fail "pcptunectl status" "$(cat "$tmp/status")"
+fi
+"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$minimum" --once >"$tmp/second" 2>&1
+rc=$?
+if [ $rc -ne 0 ] && grep -q "Another pcptuned (pid $daemon_pid) is running" "$tmp/second"; then
+	tap_ok "a second instance on the same state directory exits with a clear message"
+else
+	tap_fail "second instance" "rc=$rc" "$(cat "$tmp/second")"
+fi
+stop_daemon TERM; rc=$?
+if [ $rc -eq 0 ] && frac_is 0 && [ ! -e "$tmp/state/restore.json" ]; then
+	tap_ok "SIGTERM restores 0 and removes the journal"
+else
+	tap_fail "SIGTERM restore" "rc=$rc fraction $(frac)" "$(cat "$tmp/log")"
+fi
+
+# --- SIGKILL: the journal survives; the next start restores.
+: >"$tmp/log"
+start_daemon "$minimum"
+wait_for 50 frac_is "$want"
+stop_daemon KILL
+if frac_is "$want" && [ -s "$tmp/state/restore.json" ]; then
+	tap_ok "after SIGKILL the value stays and the journal remains"
+else
+	tap_fail "SIGKILL leaves journal" "fraction $(frac)"
+fi
+start_daemon "$empty"
+if wait_for 50 frac_is 0 && wait_for 20 log_has "restored vm.percpu_pagelist_high_fraction: $want -> 0 (restore after an unclean stop)"; then
+	tap_ok "restart after SIGKILL restores the crash journal"
+else
+	tap_fail "crash journal restore" "fraction $(frac)" "$(cat "$tmp/log")"
+fi
+stop_daemon TERM
+[ ! -e "$tmp/state/restore.json" ] && frac_is 0 && tap_ok "nothing left after the clean stop" || tap_fail "clean stop after crash restore"
+
+# --- crash journal, but the admin changed the value since: leave it.
+: >"$tmp/log"
+start_daemon "$minimum"; wait_for 50 frac_is "$want"; stop_daemon KILL
+echo 777 >"$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction"
+start_daemon "$empty"; sleep 1; stop_daemon TERM
+if frac_is 777 && log_has "is 777, not the $want we wrote: changed since, leaving it"; then
+	tap_ok "crash journal: a value changed since is left alone"
+else
+	tap_fail "crash journal vs admin" "fraction $(frac)" "$(cat "$tmp/log")"
+fi
+echo 0 >"$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction"
+
+# --- the admin changes the knob while the daemon runs: not overwritten, not restored at exit.
+: >"$tmp/log"
+start_daemon "$minimum"; wait_for 50 frac_is "$want"
+echo 1000 >"$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction"
+wait_for 30 log_has "changed to 1000 by someone else"; sleep 0.6
+still=$(frac)
+stop_daemon TERM
+if [ "$still" = 1000 ] && frac_is 1000; then
+	tap_ok "admin wins: 1000 kept while running and at exit"
+else
+	tap_fail "admin wins" "while running $still, after exit $(frac)" "$(cat "$tmp/log")"
+fi
+
+# --- resume hands the knob back; the admin's value becomes the one restored.
+: >"$tmp/log"
+start_daemon "$minimum"; wait_for 50 frac_is "$want"
+echo 1000 >"$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction"
+wait_for 30 log_has "by someone else"
+"$PCPTUNECTL" --state-dir "$tmp/state" resume vm.percpu_pagelist_high_fraction >/dev/null 2>&1
+if wait_for 30 frac_is "$want"; then tap_ok "pcptunectl resume: the daemon manages the knob again"; else
+	tap_fail "resume" "fraction $(frac)" "$(cat "$tmp/log")"; fi
+stop_daemon TERM
+frac_is 1000 && tap_ok "after resume, stop restores the admin's value" || tap_fail "restore after resume" "fraction $(frac)"
+echo 0 >"$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction"
+
+# --- reload: a broken set keeps the old one; a good one replaces it.
+: >"$tmp/log"
+live=$tmp/pol-live; rm -rf "$live"; cp -r "$minimum" "$live"
+start_daemon "$live"; wait_for 50 frac_is "$want"
+printf 'version: 1\nname: broken\nrules:\n  - name: x\n    pcp: { high: "3x batch" }\n' >"$live/60-broken.yaml"
+chmod 0644 "$live/60-broken.yaml"
+kill -HUP "$daemon_pid"
+if wait_for 30 log_has "60-broken.yaml:5:" && wait_for 30 log_has "keeping the 1 policies in use" && sleep 0.5 && frac_is "$want"; then
+	tap_ok "SIGHUP with a broken policy keeps the old set and names file:line:column"
+else
+	tap_fail "bad reload" "$(cat "$tmp/log")"
+fi
+rm -f "$live/60-broken.yaml" "$live"/*.yaml; cp "$thousand"/*.yaml "$live"/
+kill -HUP "$daemon_pid"
+if wait_for 30 frac_is 1000; then tap_ok "SIGHUP with a good set applies it (fraction 1000)"; else
+	tap_fail "good reload" "fraction $(frac)" "$(cat "$tmp/log")"; fi
+stop_daemon TERM
+frac_is 0 && tap_ok "stop after reload restores 0" || tap_fail "stop after reload" "fraction $(frac)"
+
+# --- policy files must be root-owned and not group/other-writable.
+chmod 0666 "$live"/*.yaml
+out=$("$PCPTUNED" --dry-run --once --root "$tmp/root" --policy-dir "$live" 2>&1); rc=$?
+if [ $rc -ne 0 ] && printf '%s' "$out" | grep -q "writable by group or others"; then
+	tap_ok "a world-writable policy file is refused"
+else
+	tap_fail "writable policy refused" "rc=$rc" "$out"
+fi
+chmod 0644 "$live"/*.yaml
+
+# --- pcptunectl restore by hand.
+: >"$tmp/log"
+start_daemon "$minimum"; wait_for 50 frac_is "$want"; stop_daemon KILL
+out=$("$PCPTUNECTL" --state-dir "$tmp/state" restore 2>&1); rc=$?
+if [ $rc -eq 0 ] && frac_is 0 && [ ! -e "$tmp/state/restore.json" ]; then
+	tap_ok "pcptunectl restore puts the journal back by hand"
+else
+	tap_fail "pcptunectl restore" "rc=$rc fraction $(frac)" "$out"
+fi
+
+# --- kernels before 5.14: vm.percpu_pagelist_fraction is only read.
+set_root 6.1.0-57-amd64-smp2-1G
+mv "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction" "$tmp/root/proc/sys/vm/percpu_pagelist_fraction"
+echo 5.10.0-30-amd64 >"$tmp/root/proc/sys/kernel/osrelease"
+out=$("$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$minimum" 2>&1); rc=$?
+if [ $rc -eq 0 ] && [ "$(cat "$tmp/root/proc/sys/vm/percpu_pagelist_fraction")" = 0 ] &&
+	printf '%s' "$out" | grep -q "kernels before 5.14 give it another meaning"; then
+	tap_ok "5.10: percpu_pagelist_fraction is read-only, with a clear message"
+else
+	tap_fail "legacy kernel" "rc=$rc" "$out"
+fi
+
+tap_done

@@ -1,0 +1,40 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Small TAP helpers for the shell tests (sourced).  Each check prints one
+# "ok N - name" / "not ok N - name" line; tap_done prints the plan and sets
+# the exit status.  Diagnostics go to stdout as "# ..." lines.
+
+tap_n=0
+tap_failed=0
+: "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
+: "${top_builddir:=$top_srcdir}"
+: "${FIXTURES:=$top_srcdir/tests/fixtures}"
+PCPTUNED=${PCPTUNED:-$top_builddir/pcptuned}
+PCPTUNECTL=${PCPTUNECTL:-$top_builddir/pcptunectl}
+
+tap_ok() { # name
+	tap_n=$((tap_n + 1)); echo "ok $tap_n - $1"
+}
+tap_fail() { # name [diagnostic...]
+	tap_n=$((tap_n + 1)); tap_failed=$((tap_failed + 1)); echo "not ok $tap_n - $1"
+	shift; for d in "$@"; do printf '%s\n' "$d" | sed 's/^/# /'; done
+}
+tap_check() { # name command...
+	name=$1; shift
+	if "$@" >/dev/null 2>&1; then tap_ok "$name"; else tap_fail "$name" "command failed: $*"; fi
+}
+tap_skip_all() { # reason
+	echo "1..0 # SKIP $1"; exit 0
+}
+tap_done() {
+	echo "1..$tap_n"
+	[ "$tap_failed" -eq 0 ]
+}
+# Wait until a command succeeds (timeout in tenths of a second).
+wait_for() { # tenths command...
+	t=$1; shift
+	while [ "$t" -gt 0 ]; do
+		if "$@" >/dev/null 2>&1; then return 0; fi
+		sleep 0.1; t=$((t - 1))
+	done
+	return 1
+}

@@ -1,0 +1,46 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The daemon under valgrind (memcheck): a dry-run report on fixtures and the
+# live kernel, and a daemon loop on a fake root that samples, reloads and
+# stops.  Any error or definite/indirect leak fails.  Prints TAP.
+. "$(dirname "$0")/tap.sh"
+
+[ -n "${VALGRIND:-}" ] && [ "$VALGRIND" != no ] || VALGRIND=$(command -v valgrind)
+[ -x "$VALGRIND" ] || tap_skip_all "valgrind not installed"
+tmp=$(mktemp -d /tmp/pcptune-valgrind.XXXXXX)
+pid=""
+trap '[ -n "$pid" ] && kill -9 $pid 2>/dev/null; rm -rf "$tmp"' EXIT
+vg() { "$VALGRIND" -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+	--show-leak-kinds=definite,indirect "$@"; }
+pol=$tmp/pol; mkdir -p "$pol"; cp "$top_srcdir"/tests/policies/minimum/*.yaml "$pol"/; chmod 0644 "$pol"/*
+
+for set in 6.1.192-vmtest-smp16-numa2-8G 6.12.117+deb12-amd64-smp8-4G 6.18.44-fc-live-smp2-24G; do
+	vg "$PCPTUNED" --dry-run --once --root "$FIXTURES/$set/root" --policy-dir "$pol" >"$tmp/out" 2>&1; rc=$?
+	[ $rc = 0 ] && tap_ok "valgrind: dry-run report on $set" || tap_fail "valgrind dry-run $set" "exit $rc" "$(cat "$tmp/out")"
+done
+vg "$PCPTUNED" --dry-run --once --json --root "$FIXTURES/6.18.44-fc-live-smp2-24G/root" --policy-dir "$pol" >"$tmp/out" 2>&1
+rc=$?; [ $rc = 0 ] && tap_ok "valgrind: JSON report" || tap_fail "valgrind JSON" "$(cat "$tmp/out")"
+vg "$PCPTUNED" --dry-run --once >"$tmp/out" 2>&1
+rc=$?; [ $rc = 0 ] && tap_ok "valgrind: dry-run on the live kernel with the shipped policies" || tap_fail "valgrind live" "$(cat "$tmp/out")"
+vg "$PCPTUNECTL" --root "$FIXTURES/6.1.0-57-amd64-smp8-4G/root" --state-dir "$tmp/none" --policy-dir "$pol" status >"$tmp/out" 2>&1
+rc=$?; [ $rc = 0 ] && tap_ok "valgrind: pcptunectl status" || tap_fail "valgrind status" "$(cat "$tmp/out")"
+vg "$PCPTUNECTL" validate --no-owner-check "$top_srcdir/tests/policies/good" "$top_srcdir/tests/policies/bad" >"$tmp/out" 2>&1
+rc=$?; [ $rc = 1 ] && tap_ok "valgrind: pcptunectl validate over good and bad policies" || tap_fail "valgrind validate" "exit $rc" "$(cat "$tmp/out")"
+
+if [ "$(id -u)" = 0 ]; then
+	cp -r "$FIXTURES/6.18.44-fc-live-smp2-24G/root" "$tmp/root"; chmod -R u+w "$tmp/root"
+	# Not through vg(): $! must be valgrind itself, not a subshell.
+	"$VALGRIND" -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+		--show-leak-kinds=definite,indirect \
+		"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$pol" --interval 200ms >"$tmp/log" 2>&1 &
+	pid=$!
+	wait_for 300 grep -q "Confirmed\|do not show the model" "$tmp/log"
+	sleep 1; kill -HUP $pid; sleep 1.5
+	kill -TERM $pid; wait $pid; rc=$?; pid=""
+	if [ $rc = 0 ] && [ "$(cat "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction")" = 0 ]; then
+		tap_ok "valgrind: daemon loop with samples, reload and restore is clean"
+	else
+		tap_fail "valgrind daemon loop" "exit $rc" "$(cat "$tmp/log")"
+	fi
+fi
+tap_done
