@@ -146,10 +146,10 @@ static int manager_load_policies(Manager *m, bool initial) {
                 if (initial)
                         return log_error_errno(r, "Failed to load policies from %s: %zu error(s)",
                                                m->policy_dir ?: "the default location", diag.n_errors);
+                size_t n = m->policies ? m->policies->n_policies : 0;
                 return log_error_errno(r, "Failed to reload policies from %s: %zu error(s); keeping the %zu "
-                                          "policies in use",
-                                       m->policy_dir ?: "the default location", diag.n_errors,
-                                       m->policies ? m->policies->n_policies : (size_t) 0);
+                                          "polic%s in use",
+                                       m->policy_dir ?: "the default location", diag.n_errors, n, n == 1 ? "y" : "ies");
         }
 
         log_full_errno(m->once ? LOG_DEBUG : LOG_INFO, 0, "Loaded %zu polic%s from %s", set->n_policies,

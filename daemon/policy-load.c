@@ -262,6 +262,17 @@ static int load_dir_into(PolicySet *s, const char *dir, bool check_owner, Diagno
         size_t n = 0;
         int r, ret = 0;
 
+        /* Whoever can write the directory can rename or remove root's files in it. */
+        struct stat dst;
+        if (check_owner && stat(dir, &dst) == 0 &&
+            (dst.st_uid != 0 || ((dst.st_mode & (S_IWGRP | S_IWOTH)) && !(dst.st_mode & S_ISVTX)))) {
+                diagnostics_error(diag,
+                                  "%s: refusing policy directory (owner uid %u, mode %04o): it must be owned by root and "
+                                  "not writable by group or others, who could rename or remove policies",
+                                  dir, (unsigned) dst.st_uid, (unsigned) (dst.st_mode & 07777));
+                return -EPERM;
+        }
+
         r = list_dir(dir, &names, &n, diag);
         if (r < 0)
                 return r;

@@ -154,6 +154,52 @@ static void print_decision(FILE *f, const ReportInput *in) {
                         d->rule->name, gbuf, d->solve_error == -ERANGE ? ", below the floor: minimum used" : "");
 }
 
+/* What a rule does, for one report column: "pcp.high 8x batch, action reclaim-dying". */
+static void rule_describe(const Rule *r, char *buf, size_t size) {
+        char g[64];
+        size_t l = 0;
+        buf[0] = 0;
+        if (r->has_pcp_high)
+                l += (size_t) snprintf(buf + l, size - l, "pcp.high %s", pcp_goal_to_string(&r->pcp_high, g, sizeof g));
+        if (l < size && r->has_batch_scale_max)
+                l += (size_t) snprintf(buf + l, size - l, "%spcp.batch_scale_max %d", l ? ", " : "", r->batch_scale_max);
+        if (l < size && r->action.kind == ACTION_RECLAIM_DYING)
+                l += (size_t) snprintf(buf + l, size - l, "%saction reclaim-dying", l ? ", " : "");
+        if (l < size && r->action.kind == ACTION_PERCPU_DEPOPULATE)
+                l += (size_t) snprintf(buf + l, size - l, "%saction percpu-depopulate", l ? ", " : "");
+        if (l < size && r->repair_pagesets)
+                snprintf(buf + l, size - l, "%srepair pagesets", l ? ", " : "");
+}
+
+/* The first host: comparison that does not hold, as "cpus 2, needs >= 64".  false if all hold. */
+static bool host_match_explain(const HostMatch *h, const MetricValues *mv, char *buf, size_t size) {
+        for (size_t i = 0; h && mv && i < h->n_cmps; i++) {
+                const struct HostCmp *c = &h->cmps[i];
+                const MetricInfo *mi = metric_info(c->metric);
+                char have[48], want[48];
+                if (!mv->available[c->metric]) {
+                        snprintf(buf, size, "%s unknown", mi->name);
+                        return true;
+                }
+                if (cmp_apply(c->op, mv->value[c->metric], c->value))
+                        continue;
+                if (mi->unit == METRIC_UNIT_BYTES) {
+                        format_bytes(have, sizeof have, (uint64_t) mv->value[c->metric]);
+                        format_bytes(want, sizeof want, (uint64_t) c->value);
+                } else if (mi->unit == METRIC_UNIT_VERSION) {
+                        double hv = mv->value[c->metric], wv = c->value;
+                        snprintf(have, sizeof have, "%d.%d", (int) (hv / 1e6), (int) (hv / 1e3) % 1000);
+                        snprintf(want, sizeof want, "%d.%d", (int) (wv / 1e6), (int) (wv / 1e3) % 1000);
+                } else {
+                        snprintf(have, sizeof have, "%.0f", mv->value[c->metric]);
+                        snprintf(want, sizeof want, "%.0f", c->value);
+                }
+                snprintf(buf, size, "%s %s, needs %s %s", mi->name, have, cmp_op_to_string(c->op), want);
+                return true;
+        }
+        return false;
+}
+
 void report_print(FILE *f, const ReportInput *in) {
         const Snapshot *s = in->snap;
         const Meminfo *mi = &s->meminfo;
@@ -193,7 +239,7 @@ void report_print(FILE *f, const ReportInput *in) {
                 fprintf(f, "pcp sysctl: none on this kernel\n");
 
         /* Per zone: batch, high limits, current high and count (pages), memory on pcp lists now. */
-        bool any_modelled = false;
+        bool any_modelled = false, any_above = false;
         fprintf(f, "\n%-4s %-8s %10s %8s %4s %5s %9s %9s %11s %8s %10s\n", "node", "zone", "managed", "low", "cpus",
                 "batch", "high_min", "high_max", "high now", "count", "on pcp");
         for (size_t i = 0; i < s->zoneinfo.n_zones; i++) {
@@ -206,14 +252,19 @@ void report_print(FILE *f, const ReportInput *in) {
                         continue;
                 zone_view(in, z, pz, &v);
                 any_modelled |= v.modelled;
+                any_above |= v.high.hi > v.high_max.hi && (s->zoneinfo.has_high_min_max || v.modelled);
                 fprintf(f, "%-4d %-8s %10" PRIu64 " %8" PRIu64 " %4u %5s %8s%s %8s%s %11s %8" PRIu64 " %10s\n",
                         z->node, z->name, z->managed_pages, z->low_pages, pz->in.node_cpus,
                         range_fmt(r1, sizeof r1, v.batch), range_fmt(r2, sizeof r2, v.high_min), v.modelled ? "*" : " ",
                         range_fmt(r3, sizeof r3, v.high_max), v.modelled ? "*" : " ", range_fmt(r4, sizeof r4, v.high),
                         v.count, format_bytes(b1, sizeof b1, v.count * s->topo.page_size));
         }
+        fprintf(f, "(pages; batch, high_min, high_max and high now: range over the node's CPUs; count: sum over them)\n");
         if (any_modelled)
                 fprintf(f, "(*) computed: kernels 6.7-6.12 print only the dynamic high, not high_min/high_max\n");
+        if (any_above)
+                fprintf(f, "(!) a CPU's current high is above high_max: it is clamped at its next use of the zone "
+                           "and decays by 1/8 per second while idle\n");
         if (s->has_knob && s->knob.writable)
                 fprintf(f, "pcp lists: %s held now; at most %s at fraction %" PRId64
                            " (high_max x CPUs on the node, every zone)\n",
@@ -224,25 +275,27 @@ void report_print(FILE *f, const ReportInput *in) {
 
         /* Policies and rules. */
         if (in->set) {
-                fprintf(f, "\npolicies (%s: %zu):\n", strna(in->set->source), in->set->n_policies);
+                fprintf(f, "\npolicies (%s: %zu)%s\n", strna(in->set->source), in->set->n_policies,
+                        in->set->n_policies == 0 ? ": none loaded, nothing will be changed" : "");
                 size_t k = 0;
                 for (size_t i = 0; i < in->set->n_policies; i++) {
                         const Policy *p = in->set->policies[i];
+                        char why[128];
                         fprintf(f, "  %s (priority %d, %s)\n", p->name, p->priority, p->file);
+                        if (host_match_explain(&p->host, in->mv, why, sizeof why))
+                                fprintf(f, "    host does not match: %s\n", why);
                         for (size_t j = 0; j < p->n_rules; j++) {
                                 const Rule *r = &p->rules[j];
                                 const RuleStatus *st = in->plan && k < in->plan->n_rules ? &in->plan->rules[k] : NULL;
-                                char gbuf[64] = "";
+                                char what[160];
                                 k++;
-                                if (r->has_pcp_high)
-                                        pcp_goal_to_string(&r->pcp_high, gbuf, sizeof gbuf);
-                                fprintf(f, "    %-24s %-20s %s%s%s%s\n", r->name,
-                                        st ? rule_verdict_to_string(st->verdict) : "",
-                                        r->has_pcp_high ? "pcp.high " : "", gbuf,
-                                        r->action.kind == ACTION_RECLAIM_DYING ? "action reclaim-dying" : "",
-                                        st && st->verdict == RULE_UNAVAILABLE && st->unavailable_metric >= 0
-                                                ? (metric_info((MetricId) st->unavailable_metric)->name)
-                                                : "");
+                                rule_describe(r, what, sizeof what);
+                                fprintf(f, "    %-22s %-20s %s", r->name,
+                                        st ? rule_verdict_to_string(st->verdict) : "", what);
+                                if (st && st->verdict == RULE_UNAVAILABLE && st->unavailable_metric >= 0)
+                                        fprintf(f, " (%s unavailable)",
+                                                metric_info((MetricId) st->unavailable_metric)->name);
+                                fputc('\n', f);
                         }
                 }
         }

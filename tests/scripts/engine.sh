@@ -184,7 +184,7 @@ start_daemon "$live"; wait_for 50 frac_is "$want"
 printf 'version: 1\nname: broken\nrules:\n  - name: x\n    pcp: { high: "3x batch" }\n' >"$live/60-broken.yaml"
 chmod 0644 "$live/60-broken.yaml"
 kill -HUP "$daemon_pid"
-if wait_for 30 log_has "60-broken.yaml:5:" && wait_for 30 log_has "keeping the 1 policies in use" && sleep 0.5 && frac_is "$want"; then
+if wait_for 30 log_has "60-broken.yaml:5:" && wait_for 30 log_has "keeping the 1 policy in use" && sleep 0.5 && frac_is "$want"; then
 	tap_ok "SIGHUP with a broken policy keeps the old set and names file:line:column"
 else
 	tap_fail "bad reload" "$(cat "$tmp/log")"
