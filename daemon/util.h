@@ -78,9 +78,8 @@ int kernel_version_parse(const char *s, KernelVersion *ret);
 int kernel_version_cmp(const KernelVersion *a, const KernelVersion *b);
 /* Encoded as major*1e6 + minor*1e3 + patch (patch capped at 999), for metric comparisons. */
 double kernel_version_to_double(const KernelVersion *v);
-static inline KernelVersion KV(unsigned major, unsigned minor) {
-        return (KernelVersion){ major, minor, 0 };
-}
+/* A version literal usable as &KV(6, 7). */
+#define KV(major, minor) ((KernelVersion){ (major), (minor), 0 })
 
 usec_t now_usec(clockid_t clock);
 

@@ -18,7 +18,7 @@ static inline const char *fixtures_dir(void) {
 }
 
 /* Read fixture file "SET/NAME" into a NUL-terminated buffer; fails the test if missing. */
-static inline char *fixture_read(const char *set, const char *name, size_t *ret_len) {
+__attribute__((noinline, unused)) static char *fixture_read(const char *set, const char *name, size_t *ret_len) {
         char *path = NULL, *buf = NULL;
         size_t len = 0;
 
