@@ -11,9 +11,19 @@
 #include <inttypes.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/wait.h>
+
+#include <dirent.h>
+#include <limits.h>
+#include <sys/stat.h>
 
 #include "act-sysctl.h"
+#include "capture.h"
 #include "journal.h"
+#include "model-wmark.h"
+#include "plan.h"
+#include "probe-percpu.h"
+#include "repair.h"
 #include "log.h"
 #include "metrics.h"
 #include "policy-eval.h"
@@ -26,7 +36,15 @@ typedef struct CtlOptions {
         const char *state_dir;
         const char *policy_dir;
         bool json;
+        bool csv;
         bool no_owner_check;
+        bool force;
+        const char *output;
+        PlanOptions plan;
+        const char *shape;
+        char *managed[64];
+        size_t n_managed;
+        unsigned measure;            /* --measure[=N]: memcgs to create */
 } CtlOptions;
 
 static void help(void) {
@@ -35,13 +53,29 @@ static void help(void) {
                "  status                 kernel state, policy decisions and what pcptuned manages\n"
                "  validate PATH...       check policy files or directories (exit 1 on any error)\n"
                "  restore                restore the values recorded in the restore journal\n"
-               "  resume KNOB            manage KNOB again after an administrator changed it\n\n"
+               "  resume KNOB            manage KNOB again after an administrator changed it\n"
+               "  plan                   pcp lists and percpu memory for this host, a snapshot, a fleet\n"
+               "                         of snapshots or a hypothetical shape, exactly as the kernel computes\n"
+               "  snapshot -o DIR|F.tar.gz   capture what plan needs from this host (or --root)\n"
+               "  repair                 compare pagesets with the model; recompute them if they differ\n\n"
                "Options:\n"
-               "  -r, --root DIR         kernel files below DIR (default /)\n"
+               "  -r, --root DIR         kernel files below DIR (default /); for plan also a directory of\n"
+               "                         snapshots (one table for the fleet) or a snapshot .tar.gz\n"
                "  -s, --state-dir DIR    pcptuned's state directory (default %s)\n"
-               "  -p, --policy-dir DIR   policies for status (default as pcptuned)\n"
-               "      --json             JSON output (status)\n"
-               "      --no-owner-check   validate: do not require root-owned, non-writable files\n"
+               "  -p, --policy-dir DIR   policies (status, plan; default as pcptuned)\n"
+               "      --json             JSON output (status, plan)\n"
+               "      --csv              plan: one CSV table (the default for a fleet)\n"
+               "  -f, --fraction F       plan: also evaluate this fraction (repeatable)\n"
+               "      --shape SPEC       plan: cpus=N,memory=SIZE,nodes=K[,kernel=X.Y][,possible=N]\n"
+               "                         [,thp=on|off][,page=4KiB][,wsf=10]: a hypothetical host\n"
+               "      --managed N:ZONE=PAGES  plan --shape: managed pages of a zone (exact input)\n"
+               "      --containers N     plan: percpu projection for N containers\n"
+               "      --memcgs-per-container M  (default 1)\n"
+               "      --measure[=N]      plan: measure the percpu cost of a memcg here by creating and\n"
+               "                         removing N (default 200) empty memcgs (root only)\n"
+               "  -o, --output PATH      snapshot: directory or .tar.gz to write\n"
+               "      --force            repair: recompute even when the pagesets match\n"
+               "      --no-owner-check   do not require root-owned, non-writable policy files\n"
                "  -h, --help             this help\n"
                "      --version          print the version\n",
                STATE_DIR_DEFAULT);
@@ -100,15 +134,25 @@ static int cmd_status(const CtlOptions *o) {
                                        errno_str(r)),
                        1;
         metrics_from_snapshot(s, &mv);
-        r = policy_set_load_default(o->policy_dir, !o->no_owner_check, &set, &diag);
+
+        /* Evaluate the policies the running daemon uses, unless told otherwise. */
+        pid = daemon_pid(o->state_dir);
+        if (pid > 0)
+                dstatus = read_daemon_status(o->state_dir);
+        const char *policy_dir = o->policy_dir;
+        json_object *d_o, *src_o;
+        if (!policy_dir && dstatus && json_object_object_get_ex(dstatus, "daemon", &d_o) &&
+            json_object_object_get_ex(d_o, "policy_source", &src_o)) {
+                const char *src = json_object_get_string(src_o);
+                if (src && src[0] == '/')
+                        policy_dir = src;
+        }
+        r = policy_set_load_default(policy_dir, !o->no_owner_check, &set, &diag);
         for (size_t i = 0; i < diag.n_errors; i++)
                 log_error("%s", diag.errors[i]);
         if (r >= 0 && st)
                 (void) policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &plan);
 
-        pid = daemon_pid(o->state_dir);
-        if (pid > 0)
-                dstatus = read_daemon_status(o->state_dir);
         if (dstatus && json_object_object_get_ex(dstatus, "knob", &knob_o) && s->has_knob) {
                 json_object *v;
                 knob.name = s->knob.name;
@@ -169,8 +213,16 @@ static int cmd_status(const CtlOptions *o) {
                                 if (json_object_object_get_ex(d, "last_sample_cpu_usec", &v))
                                         printf("  last sample: %" PRId64 " us CPU\n", json_object_get_int64(v));
                         }
-                } else
+                } else {
+                        _cleanup_(journal_freep) Journal *j = NULL;
                         printf("pcptuned: not running (state directory %s)\n", o->state_dir);
+                        if (journal_load(o->state_dir, &j) >= 0)
+                                for (size_t i = 0; i < j->n_entries; i++)
+                                        printf("  a restore journal from a run that did not stop cleanly holds %s: "
+                                               "original %" PRId64 ", written %" PRId64 "\n"
+                                               "  (the next start restores it; `pcptunectl restore` does it now)\n",
+                                               j->entries[i].name, j->entries[i].original, j->entries[i].written);
+                }
                 printf("\n");
                 report_print(stdout, &in);
                 if (pid > 0)
@@ -200,6 +252,8 @@ static int cmd_validate(const CtlOptions *o, char **paths) {
                 return 1;
         }
         size_t rules = 0;
+        if (set->n_policies == 0)
+                printf("warning: no policies: a pcptuned using only these would change nothing\n");
         for (size_t i = 0; i < set->n_policies; i++)
                 rules += set->policies[i]->n_rules;
         printf("%zu polic%s, %zu rule%s: OK (%zu warning(s))\n", set->n_policies, set->n_policies == 1 ? "y" : "ies",
@@ -260,24 +314,309 @@ static int cmd_resume(const CtlOptions *o, char **args) {
         return 0;
 }
 
+static bool has_zoneinfo(const char *dir) {
+        _cleanup_(freep) char *p = NULL;
+        if (asprintf(&p, "%s/proc/zoneinfo", dir) < 0)
+                return false;
+        return access(p, R_OK) == 0;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && streq(s + a - b, suffix);
+}
+
+static int rm_rf(const char *path) {
+        char *const argv[] = { (char *) "rm", (char *) "-rf", (char *) path, NULL };
+        pid_t pid = fork();
+        int status;
+        if (pid < 0)
+                return negative_errno();
+        if (pid == 0) {
+                execvp("rm", argv);
+                _exit(127);
+        }
+        if (waitpid(pid, &status, 0) < 0)
+                return negative_errno();
+        return 0;
+}
+
+/* Plan one host read from a root tree; output according to the options. */
+static int plan_one_root(const CtlOptions *o, const char *root, const char *label, bool csv_header,
+                         json_object *fleet) {
+        _cleanup_(snapshot_freep) Snapshot *s = NULL;
+        PlanHost h;
+        int r;
+
+        r = snapshot_take(root, &s);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the kernel's state below %s: %s", root, errno_str(r));
+        r = plan_host_from_snapshot(s, label, &h);
+        if (r < 0)
+                return log_oom();
+        if (fleet)
+                json_object_array_add(fleet, plan_to_json(&h, &o->plan));
+        else if (o->csv)
+                plan_print_csv(stdout, &h, &o->plan, csv_header);
+        else if (o->json) {
+                json_object *j = plan_to_json(&h, &o->plan);
+                printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+                json_object_put(j);
+        } else
+                r = plan_print(stdout, &h, &o->plan);
+        plan_host_done(&h);
+        return r;
+}
+
+/* A directory of snapshots (subdirectories with proc/zoneinfo, or .tar.gz files): one table. */
+static int plan_fleet(CtlOptions *o, const char *dir) {
+        struct dirent **list = NULL;
+        json_object *fleet = o->json ? json_object_new_array() : NULL;
+        int n, hosts = 0, failed = 0;
+
+        n = scandir(dir, &list, NULL, alphasort);
+        if (n < 0)
+                return log_error_errno(errno, "Failed to list %s: %m", dir);
+        o->csv = !o->json;
+        for (int i = 0; i < n; i++) {
+                const char *name = list[i]->d_name;
+                _cleanup_(freep) char *path = NULL, *tmp = NULL;
+                if (name[0] == '.' || asprintf(&path, "%s/%s", dir, name) < 0)
+                        continue;
+                if (ends_with(name, ".tar.gz")) {
+                        tmp = strdup("/tmp/pcptune-plan.XXXXXX");
+                        if (!tmp || !mkdtemp(tmp)) {
+                                failed++;
+                                continue;
+                        }
+                        if (tar_extract(path, tmp) < 0) {
+                                log_error("Failed to unpack %s", path);
+                                failed++;
+                        } else {
+                                char label[256];
+                                snprintf(label, sizeof label, "%.*s", (int) (strlen(name) - 7), name);
+                                if (plan_one_root(o, tmp, label, hosts == 0, fleet) < 0)
+                                        failed++;
+                                else
+                                        hosts++;
+                        }
+                        rm_rf(tmp);
+                } else if (has_zoneinfo(path)) {
+                        if (plan_one_root(o, path, name, hosts == 0, fleet) < 0)
+                                failed++;
+                        else
+                                hosts++;
+                }
+        }
+        for (int i = 0; i < n; i++)
+                free(list[i]);
+        free(list);
+        if (fleet) {
+                printf("%s\n", json_object_to_json_string_ext(fleet, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+                json_object_put(fleet);
+        }
+        if (hosts == 0 && failed == 0) {
+                log_error("%s holds no snapshot (directories with proc/zoneinfo, or .tar.gz files)", dir);
+                return 1;
+        }
+        return failed > 0 ? 1 : 0;
+}
+
+static int cmd_plan(CtlOptions *o) {
+        _cleanup_(policy_set_freep) PolicySet *set = NULL;
+        _cleanup_(diagnostics_done) Diagnostics diag = { 0 };
+        _cleanup_(freep) char *how = NULL;
+        int r;
+
+        r = policy_set_load_default(o->policy_dir, !o->no_owner_check, &set, &diag);
+        for (size_t i = 0; i < diag.n_errors; i++)
+                log_error("%s", diag.errors[i]);
+        if (r < 0 || diag.n_errors > 0)
+                return 1;
+        o->plan.policies = set;
+
+        if (o->measure > 0) {
+                if (!streq(o->root, "/") || o->shape) {
+                        log_error("--measure works on the live host only");
+                        return 2;
+                }
+                r = percpu_measure_memcg_cost(o->measure, &o->plan.measured_cost_bytes, &how);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to measure the percpu cost of a memcg: %s", errno_str(r)), 1;
+                o->plan.measured_how = how;
+        }
+
+        if (o->shape) {
+                HostShape shape;
+                PlanHost h;
+                _cleanup_(freep) char *err = NULL;
+                if (!streq(o->root, "/")) {
+                        log_error("--shape and --root exclude each other");
+                        return 2;
+                }
+                if (host_shape_parse(o->shape, &shape, &err) < 0) {
+                        log_error("Invalid --shape: %s", strna(err));
+                        return 2;
+                }
+                for (size_t i = 0; i < o->n_managed; i++) {
+                        free(err);
+                        err = NULL;
+                        if (host_shape_parse_managed(&shape, o->managed[i], &err) < 0) {
+                                log_error("Invalid --managed: %s", strna(err));
+                                return 2;
+                        }
+                }
+                r = plan_host_from_shape(&shape, &h);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to model the shape: %s", errno_str(r)), 1;
+                if (o->json) {
+                        json_object *j = plan_to_json(&h, &o->plan);
+                        printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+                        json_object_put(j);
+                } else if (o->csv)
+                        plan_print_csv(stdout, &h, &o->plan, true);
+                else
+                        plan_print(stdout, &h, &o->plan);
+                plan_host_done(&h);
+                return 0;
+        }
+        if (o->n_managed > 0) {
+                log_error("--managed needs --shape");
+                return 2;
+        }
+
+        if (ends_with(o->root, ".tar.gz")) {
+                _cleanup_(freep) char *tmp = strdup("/tmp/pcptune-plan.XXXXXX");
+                if (!tmp || !mkdtemp(tmp))
+                        return log_oom(), 1;
+                r = tar_extract(o->root, tmp);
+                if (r >= 0)
+                        r = plan_one_root(o, tmp, o->root, true, NULL);
+                else
+                        log_error("Failed to unpack %s", o->root);
+                rm_rf(tmp);
+                return r < 0 ? 1 : 0;
+        }
+        if (!streq(o->root, "/") && !has_zoneinfo(o->root))
+                return plan_fleet(o, o->root);
+        return plan_one_root(o, o->root, streq(o->root, "/") ? "live" : o->root, true, NULL) < 0 ? 1 : 0;
+}
+
+static int cmd_snapshot(const CtlOptions *o) {
+        _cleanup_(freep) char *tmp = NULL;
+        const char *dest;
+        int n;
+
+        if (!o->output) {
+                log_error("snapshot needs -o DIR or -o FILE.tar.gz");
+                return 2;
+        }
+        if (ends_with(o->output, ".tar.gz")) {
+                tmp = strdup("/tmp/pcptune-snapshot.XXXXXX");
+                if (!tmp || !mkdtemp(tmp))
+                        return log_oom(), 1;
+                dest = tmp;
+        } else
+                dest = o->output;
+        n = capture_snapshot(o->root, dest);
+        if (n >= 0 && tmp) {
+                int r = tar_create(tmp, o->output);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to write %s: %s", o->output, errno_str(r));
+                        n = r;
+                }
+        }
+        if (tmp)
+                rm_rf(tmp);
+        if (n < 0)
+                return 1;
+        printf("Captured %d files into %s (use it with pcptunectl plan --root %s)\n", n, o->output, o->output);
+        return 0;
+}
+
+static int cmd_repair(const CtlOptions *o) {
+        _cleanup_(snapshot_freep) Snapshot *s = NULL;
+        _cleanup_(journal_freep) Journal *j = NULL;
+        _cleanup_(closep) int lock = -EBADF;
+        _cleanup_(freep) char *lockpath = NULL;
+        PagesetCheck c = { 0 }, after = { 0 };
+        int pid, r;
+
+        r = snapshot_take(o->root, &s);
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the kernel's state below %s: %s", o->root, errno_str(r)), 1;
+        r = pageset_check(s, &c);
+        if (r < 0)
+                return log_error_errno(r, "Failed to compare the pagesets: %s", errno_str(r)), 1;
+        printf("pagesets vs model at fraction %d: %zu of %zu values exact%s\n", c.fraction, c.exact, c.compared,
+               c.batch_only ? " (batch only on 6.7-6.12)" : "");
+        for (size_t i = 0; i < c.n_mismatches; i++)
+                printf("  node %d %s cpu %d: %s %" PRId64 ", model %" PRId64 "\n", c.mismatches[i].node,
+                       c.mismatches[i].zone, c.mismatches[i].cpu, pageset_field_to_string(c.mismatches[i].field),
+                       c.mismatches[i].actual, c.mismatches[i].expected);
+        bool needed = c.n_mismatches > 0;
+        int64_t wanted = s->knob.value;
+        pageset_check_done(&c);
+        if (!needed && !o->force) {
+                printf("Nothing to repair.\n");
+                return 0;
+        }
+
+        /* The daemon owns the knob while it runs; take its lock so neither races the other. */
+        pid = daemon_pid(o->state_dir);
+        if (pid > 0) {
+                log_error("pcptuned (pid %d) manages the knob: give it a `repair: pagesets` rule instead", pid);
+                return 1;
+        }
+        r = mkdir_p(o->state_dir, 0755);
+        if (r >= 0 && asprintf(&lockpath, "%s/pcptuned.lock", o->state_dir) < 0)
+                r = -ENOMEM;
+        if (r >= 0 && (lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
+                r = negative_errno();
+        if (r >= 0 && flock(lock, LOCK_EX | LOCK_NB) < 0)
+                r = negative_errno();
+        if (r < 0)
+                return log_error_errno(r, "Failed to lock %s: %s", o->state_dir, errno_str(r)), 1;
+        j = journal_new(o->state_dir, o->root);
+        if (!j)
+                return log_oom(), 1;
+        r = pageset_repair(o->root, j, wanted, &after);
+        if (r >= 0 || r == -EBADE)
+                printf("after the repair: %zu of %zu values exact\n", after.exact, after.compared);
+        pageset_check_done(&after);
+        return r < 0 ? 1 : 0;
+}
+
 int main(int argc, char **argv) {
-        enum { OPT_VERSION = 0x100, OPT_JSON, OPT_NO_OWNER };
+        enum { OPT_VERSION = 0x100, OPT_JSON, OPT_NO_OWNER, OPT_CSV, OPT_SHAPE, OPT_MANAGED, OPT_CONTAINERS,
+               OPT_MEMCGS, OPT_MEASURE, OPT_FORCE };
         static const struct option options[] = {
                 { "root", required_argument, NULL, 'r' },
                 { "state-dir", required_argument, NULL, 's' },
                 { "policy-dir", required_argument, NULL, 'p' },
                 { "json", no_argument, NULL, OPT_JSON },
+                { "csv", no_argument, NULL, OPT_CSV },
+                { "fraction", required_argument, NULL, 'f' },
+                { "shape", required_argument, NULL, OPT_SHAPE },
+                { "managed", required_argument, NULL, OPT_MANAGED },
+                { "containers", required_argument, NULL, OPT_CONTAINERS },
+                { "memcgs-per-container", required_argument, NULL, OPT_MEMCGS },
+                { "measure", optional_argument, NULL, OPT_MEASURE },
+                { "output", required_argument, NULL, 'o' },
+                { "force", no_argument, NULL, OPT_FORCE },
                 { "no-owner-check", no_argument, NULL, OPT_NO_OWNER },
                 { "version", no_argument, NULL, OPT_VERSION },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        CtlOptions o = { .root = "/", .state_dir = STATE_DIR_DEFAULT };
+        CtlOptions o = { .root = "/", .state_dir = STATE_DIR_DEFAULT, .plan = { .memcgs_per_container = 1 } };
+        uint64_t u;
+        int64_t v;
         int c;
 
         log_setup("pcptunectl", LOG_TARGET_STDERR, LOG_INFO);
         /* GNU getopt permutes: options may come before or after the command. */
-        while ((c = getopt_long(argc, argv, "r:s:p:h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "r:s:p:f:o:h", options, NULL)) >= 0) {
                 switch (c) {
                 case 'r':
                         o.root = optarg;
@@ -293,6 +632,55 @@ int main(int argc, char **argv) {
                         break;
                 case OPT_NO_OWNER:
                         o.no_owner_check = true;
+                        break;
+                case OPT_CSV:
+                        o.csv = true;
+                        break;
+                case 'f':
+                        if (parse_int64(optarg, &v) < 0 || v < 0 || (v > 0 && v < 8) || v > INT_MAX) {
+                                log_error("Invalid --fraction '%s': 0 or 8..2147483647 (the kernel rejects 1-7)", optarg);
+                                return 2;
+                        }
+                        if (o.plan.n_fractions >= PLAN_MAX_FRACTIONS - 1) {
+                                log_error("Too many --fraction options");
+                                return 2;
+                        }
+                        o.plan.fractions[o.plan.n_fractions++] = (int) v;
+                        break;
+                case OPT_SHAPE:
+                        o.shape = optarg;
+                        break;
+                case OPT_MANAGED:
+                        if (o.n_managed >= ELEMENTSOF(o.managed)) {
+                                log_error("Too many --managed options");
+                                return 2;
+                        }
+                        o.managed[o.n_managed++] = optarg;
+                        break;
+                case OPT_CONTAINERS:
+                case OPT_MEMCGS:
+                        if (parse_uint64(optarg, &u) < 0 || u == 0 || u > 100000000) {
+                                log_error("Invalid count '%s'", optarg);
+                                return 2;
+                        }
+                        if (c == OPT_CONTAINERS)
+                                o.plan.containers = u;
+                        else
+                                o.plan.memcgs_per_container = u;
+                        break;
+                case OPT_MEASURE:
+                        o.measure = 200;
+                        if (optarg && (parse_uint64(optarg, &u) < 0 || u < 10 || u > 10000)) {
+                                log_error("Invalid --measure '%s': 10..10000 memcgs", optarg);
+                                return 2;
+                        } else if (optarg)
+                                o.measure = (unsigned) u;
+                        break;
+                case 'o':
+                        o.output = optarg;
+                        break;
+                case OPT_FORCE:
+                        o.force = true;
                         break;
                 case OPT_VERSION:
                         printf("pcptunectl %s\n", PACKAGE_VERSION);
@@ -319,6 +707,12 @@ int main(int argc, char **argv) {
                 return cmd_restore(&o);
         if (streq(cmd, "resume"))
                 return cmd_resume(&o, args);
+        if (streq(cmd, "plan"))
+                return args[0] ? (fprintf(stderr, "pcptunectl plan: unexpected argument '%s'\n", args[0]), 2) : cmd_plan(&o);
+        if (streq(cmd, "snapshot"))
+                return cmd_snapshot(&o);
+        if (streq(cmd, "repair"))
+                return cmd_repair(&o);
         fprintf(stderr, "pcptunectl: unknown command '%s' (see --help)\n", cmd);
         return 2;
 }

@@ -15,6 +15,7 @@
 #include "metrics.h"
 #include "policy-eval.h"
 #include "policy.h"
+#include "repair.h"
 #include "report.h"
 #include "snapshot.h"
 
@@ -295,26 +296,26 @@ static bool manager_bind_knob(Manager *m, const Snapshot *s) {
 }
 
 /* Apply the plan's pcp decision: the winning goal, or hand the knob back when nothing wants it. */
-static void manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
+static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
         const PcpDecision *d = &plan->pcp_high;
         char gbuf[64], reason[160];
         int r;
 
         if (!manager_bind_knob(m, s))
-                return;
+                return false;
 
         if (!d->wanted) {
                 if (m->pcp_knob.managed)
-                        (void) knob_release(&m->pcp_knob, m->root, m->journal, m->dry_run,
-                                            "no active rule sets pcp.high any more");
-                return;
+                        return knob_release(&m->pcp_knob, m->root, m->journal, m->dry_run,
+                                            "no active rule sets pcp.high any more") == KNOB_RESTORED;
+                return false;
         }
         if (d->solve_error < 0 && d->solve_error != -ERANGE) {
                 if (manager_warn_once(m, d->policy->name, d->rule->name))
                         log_warning_errno(d->solve_error, "Rule %s/%s: cannot solve pcp.high %s on this host: %s",
                                           d->policy->name, d->rule->name,
                                           pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf), errno_str(d->solve_error));
-                return;
+                return false;
         }
         if (d->solve_error == -ERANGE && manager_warn_once(m, d->policy->name, d->rule->name))
                 log_warning("Rule %s/%s: pcp.high %s is below the kernel's floor of 4 x batch; using the minimum",
@@ -335,6 +336,50 @@ static void manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
                 else
                         log_info("Confirmed %s = %d: pagesets match the model on every populated zone",
                                  m->pcp_knob.name, d->fraction);
+        }
+        return r == KNOB_WRITTEN;
+}
+
+/* A `repair: pagesets` rule: recompute pagesets that differ from the model (seed 002). */
+static void manager_repair_pagesets(Manager *m, const Snapshot *s, const PlannedAction *a, bool wrote_knob) {
+        PagesetCheck c = { 0 };
+        int r;
+
+        if (wrote_knob || !s->has_knob)
+                return; /* the write just recomputed them; check at the next sample */
+        r = pageset_check(s, &c);
+        if (r < 0) {
+                log_warning_errno(r, "Failed to compare pagesets with the model: %s", errno_str(r));
+                return;
+        }
+        if (c.n_mismatches == 0) {
+                pageset_check_done(&c);
+                return;
+        }
+        const PagesetMismatch *x = &c.mismatches[0];
+        log_notice("Rule %s/%s: %zu of %zu pageset values differ from the model (e.g. node %d %s cpu %d: %s %" PRId64
+                   ", expected %" PRId64 ")%s",
+                   a->policy->name, a->rule->name, c.n_mismatches, c.compared, x->node, x->zone, x->cpu,
+                   pageset_field_to_string(x->field), x->actual, x->expected,
+                   m->dry_run ? "; would make the kernel recompute them" : "; making the kernel recompute them");
+        pageset_check_done(&c);
+        eval_state_action_done(m->eval, a->policy, a->rule, now_usec(CLOCK_MONOTONIC));
+        if (m->dry_run)
+                return;
+        r = pageset_repair(m->root, m->journal, s->knob.value, NULL);
+        if (r == -EBADE)
+                log_warning("Rule %s/%s: the pagesets still differ after the repair; not retrying before the "
+                            "rule's cooldown",
+                            a->policy->name, a->rule->name);
+        else if (r < 0)
+                log_error_errno(r, "Failed to repair pagesets: %s", errno_str(r));
+}
+
+static void manager_run_actions(Manager *m, const Snapshot *s, const Plan *plan, bool wrote_knob) {
+        for (size_t i = 0; i < plan->n_actions; i++) {
+                const PlannedAction *a = &plan->actions[i];
+                if (a->repair_pagesets)
+                        manager_repair_pagesets(m, s, a, wrote_knob);
         }
 }
 
@@ -386,7 +431,8 @@ static int manager_sample(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to evaluate policies: %s", errno_str(r));
         manager_log_rules(m, &plan, &mv);
-        manager_apply_pcp(m, s, &plan);
+        bool wrote = manager_apply_pcp(m, s, &plan);
+        manager_run_actions(m, s, &plan, wrote);
 
         m->samples++;
         m->last_sample_cpu_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu0;

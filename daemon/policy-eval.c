@@ -174,7 +174,7 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
         for (size_t i = 0; set && i < set->n_policies; i++)
                 total += set->policies[i]->n_rules;
         plan.rules = calloc(MAX(total, (size_t) 1), sizeof(RuleStatus));
-        plan.actions = calloc(MAX(total, (size_t) 1), sizeof(PlannedAction));
+        plan.actions = calloc(MAX(2 * total, (size_t) 1), sizeof(PlannedAction));
         if (!plan.rules || !plan.actions) {
                 plan_done(&plan);
                 return -ENOMEM;
@@ -220,9 +220,17 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
                                 plan.pcp_high.rule = r;
                                 plan.pcp_high.goal = r->pcp_high;
                         }
-                        if (r->action.kind != ACTION_NONE &&
-                            (h->last_action == USEC_INFINITY || now - h->last_action >= r->cooldown_usec))
-                                plan.actions[plan.n_actions++] = (PlannedAction){ p, r, &r->action };
+                        if (r->action.kind == ACTION_NONE && !r->repair_pagesets)
+                                continue;
+                        usec_t cooldown = r->cooldown_usec ?: r->action.kind != ACTION_NONE
+                                                                       ? COOLDOWN_DEFAULT_ACTION_USEC
+                                                                       : COOLDOWN_DEFAULT_REPAIR_USEC;
+                        if (h->last_action != USEC_INFINITY && now - h->last_action < cooldown)
+                                continue;
+                        if (r->action.kind != ACTION_NONE)
+                                plan.actions[plan.n_actions++] = (PlannedAction){ p, r, &r->action, false };
+                        if (r->repair_pagesets)
+                                plan.actions[plan.n_actions++] = (PlannedAction){ p, r, NULL, true };
                 }
         }
 

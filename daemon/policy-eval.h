@@ -55,8 +55,13 @@ typedef struct PcpDecision {
 typedef struct PlannedAction {
         const Policy *policy;
         const Rule *rule;
-        const Action *action;
+        const Action *action;     /* NULL for a pageset repair */
+        bool repair_pagesets;
 } PlannedAction;
+
+/* Cooldowns when a rule gives none: a repair that did not help must not loop every sample. */
+#define COOLDOWN_DEFAULT_ACTION_USEC (60 * USEC_PER_SEC)
+#define COOLDOWN_DEFAULT_REPAIR_USEC (600 * USEC_PER_SEC)
 
 typedef struct Plan {
         PcpDecision pcp_high;

@@ -18,6 +18,7 @@
  * enable +memory has no memcg.  Before 6.12: live = nr_descendants + 1 and
  * dying = nr_dying_descendants, counting cgroups of every controller.
  */
+#include <inttypes.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -520,6 +521,58 @@ static int memcg_count_v2(const char *root, const char *mount, MemcgCounts *m) {
         return 0;
 }
 
+/* The memcg counts `pcptunectl snapshot` records: directory trees are not copied. */
+int memcg_snapshot_parse(const char *buf, size_t len, MemcgCounts *ret) {
+        const char *pos = buf, *end = buf + len, *line;
+        MemcgCounts m = { .mode = _CGROUP_MEMORY_INVALID };
+        bool have_live = false, have_dying = false;
+        size_t l;
+
+        while (next_line(&pos, end, &line, &l)) {
+                const char *v;
+                if (line_has_key(line, l, "mode", " ")) {
+                        v = line + 5;
+                        size_t vl = l - 5;
+                        for (int i = 0; i < _CGROUP_MEMORY_MAX; i++)
+                                if (strlen(cgroup_mode_to_string((CgroupMode) i)) == vl &&
+                                    memcmp(v, cgroup_mode_to_string((CgroupMode) i), vl) == 0)
+                                        m.mode = (CgroupMode) i;
+                } else if (line_has_key(line, l, "mount", " ")) {
+                        free(m.mount);
+                        m.mount = strndup(line + 6, l - 6);
+                        if (!m.mount)
+                                return -ENOMEM;
+                } else if (line_has_key(line, l, "live", " ")) {
+                        v = line + 4;
+                        if (scan_u64(&v, line + l, &m.live) < 0) {
+                                free(m.mount);
+                                return -EINVAL;
+                        }
+                        have_live = true;
+                } else if (line_has_key(line, l, "dying", " ")) {
+                        v = line + 5;
+                        if (scan_u64(&v, line + l, &m.dying) < 0) {
+                                free(m.mount);
+                                return -EINVAL;
+                        }
+                        have_dying = true;
+                }
+        }
+        if (m.mode < 0 || (m.mode != CGROUP_MEMORY_NONE && (!have_live || !have_dying || !m.mount))) {
+                free(m.mount);
+                return -EINVAL;
+        }
+        *ret = m;
+        return 0;
+}
+
+int memcg_snapshot_format(const MemcgCounts *m, char **ret) {
+        if (asprintf(ret, "mode %s\nmount %s\nlive %" PRIu64 "\ndying %" PRIu64 "\n", cgroup_mode_to_string(m->mode),
+                     m->mount ?: "-", m->live, m->dying) < 0)
+                return -ENOMEM;
+        return 0;
+}
+
 int memcg_counts_read(const char *root, MemcgCounts *ret) {
         _cleanup_(freep) char *mount = NULL;
         CgroupMode mode = CGROUP_MEMORY_NONE;
@@ -529,6 +582,13 @@ int memcg_counts_read(const char *root, MemcgCounts *ret) {
 
         if (!ret)
                 return -EINVAL;
+
+        if (!root_is_live(root)) {
+                _cleanup_(freep) char *buf = NULL;
+                size_t len;
+                if (read_file_at(root, MEMCG_SNAPSHOT_FILE, 4096, &buf, &len) >= 0)
+                        return memcg_snapshot_parse(buf, len, ret);
+        }
 
         if (root_is_live(root)) {
                 _cleanup_(freep) char *buf = NULL;

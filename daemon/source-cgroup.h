@@ -86,5 +86,15 @@ int memcg_counts_read(const char *root, MemcgCounts *ret);
 /* Free what memcg_counts_read() allocated; the struct is zeroed.  Accepts NULL. */
 void memcg_counts_done(MemcgCounts *m);
 
+/*
+ * A snapshot tree (pcptunectl snapshot) has no cgroup directories to count:
+ * it records the counts in <root>/.pcptune/memcg ("mode v1|v2|none", "mount
+ * PATH", "live N", "dying N", one per line), which memcg_counts_read() uses
+ * for any root other than "/".
+ */
+#define MEMCG_SNAPSHOT_FILE "/.pcptune/memcg"
+int memcg_snapshot_parse(const char *buf, size_t len, MemcgCounts *ret);
+int memcg_snapshot_format(const MemcgCounts *m, char **ret);
+
 /* "none", "v1", "v2"; NULL for any other value. */
 const char *cgroup_mode_to_string(CgroupMode m);

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <json-c/json.h>
+#include <stdbool.h>
+#include <stdio.h>
+
+#include "model-percpu.h"
+#include "model-wmark.h"
+#include "policy.h"
+#include "repair.h"
+#include "snapshot.h"
+
+/*
+ * pcptunectl plan: what pcp lists and percpu memory cost on a host (the
+ * live one, a snapshot, or a hypothetical shape) for the current fraction
+ * and candidates, exactly as the kernel computes them (model-pcp.h).
+ */
+
+#define PLAN_MAX_FRACTIONS 32
+
+typedef struct PlanHost {
+        char *label;                /* "live", the snapshot's directory name, or "shape" */
+        const Snapshot *snap;       /* NULL for a shape */
+        char *kernel_release;
+        KernelVersion kernel;
+        PcpRegime regime;
+        unsigned page_size;
+        unsigned online_cpus;
+        unsigned possible_cpus;
+        unsigned nodes;             /* nodes with CPUs or populated zones */
+        bool estimate;              /* a shape: managed pages and watermarks are estimated */
+        uint64_t min_free_kbytes;   /* shapes: the modelled value */
+        PcpZone *zones;             /* populated zones */
+        char (*zone_names)[ZONE_NAME_MAX];
+        size_t n_zones;
+        bool has_fraction;          /* the host has a pcp sysctl */
+        bool legacy;                /* vm.percpu_pagelist_fraction (< 5.14) */
+        int fraction;               /* its current value (0 for a shape) */
+} PlanHost;
+
+/* From a snapshot (live or a captured tree).  label is copied.  0 or -ENOMEM. */
+int plan_host_from_snapshot(const Snapshot *s, const char *label, PlanHost *ret);
+/* From a hypothetical shape (estimated zones, see host_shape_zones()).  0 or -errno. */
+int plan_host_from_shape(const HostShape *shape, PlanHost *ret);
+void plan_host_done(PlanHost *h);
+
+typedef struct PlanOptions {
+        int fractions[PLAN_MAX_FRACTIONS];   /* --fraction values (validated: 0 or >= 8) */
+        size_t n_fractions;
+        const PolicySet *policies;           /* may be NULL */
+        uint64_t containers;                 /* --containers (0: no projection) */
+        uint64_t memcgs_per_container;       /* default 1 */
+        double measured_cost_bytes;          /* > 0: per-memcg cost measured with --measure */
+        const char *measured_how;
+} PlanOptions;
+
+/* The fractions plan evaluates for a host: the current one, then each --fraction (duplicates dropped). */
+size_t plan_fractions(const PlanHost *h, const PlanOptions *o, int *ret, size_t max);
+
+/* Human report, tables under 100 columns.  0 or -errno. */
+int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o);
+
+/*
+ * The JSON contract (tests pin it): {"kernel", "fractions": [int...], "zones": [{"node", "zone",
+ * "managed_pages", "low_pages", "cpus", "plans": [{"fraction", "batch", "high_min", "high_max",
+ * "pcp_max_bytes"}]}]} plus further keys (host, minimum_fraction, policies, percpu, advisories,
+ * pagesets).  NULL on ENOMEM.
+ */
+json_object *plan_to_json(const PlanHost *h, const PlanOptions *o);
+
+/* Fleet table: one CSV row per host, zone and fraction (header printed when header is true). */
+void plan_print_csv(FILE *f, const PlanHost *h, const PlanOptions *o, bool header);

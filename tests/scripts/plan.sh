@@ -1,0 +1,126 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# pcptunectl plan, snapshot and repair on fixture roots: exactness on every
+# captured tree (checked by an independent awk comparator), the JSON
+# contract, shapes, snapshots and fleets, and pageset mismatches.  Prints TAP.
+. "$(dirname "$0")/tap.sh"
+export PCPTUNECTL
+tmp=$(mktemp -d /tmp/pcptune-plan.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+empty=$top_srcdir/tests/policies/empty
+plan() { "$PCPTUNECTL" plan --no-owner-check --policy-dir "$empty" "$@"; }
+
+# --- exactness on every captured tree.
+for t in "$FIXTURES"/*/root "$FIXTURES"/*/root-frac-*; do
+	[ -f "$t/proc/zoneinfo" ] || continue
+	name=${t#"$FIXTURES"/}
+	if out=$("$top_srcdir/tests/scripts/compare-plan" "$t" 2>&1); then
+		tap_ok "plan is exact on $name: $(printf '%s' "$out" | tail -1)"
+	else
+		tap_fail "plan on $name" "$out"
+	fi
+done
+
+# --- the JSON contract.
+root=$FIXTURES/6.1.0-57-amd64-smp16-numa2-8G/root-frac-1000
+plan --root "$root" --json -f 8 -f 1000 -f 4096 >"$tmp/j" 2>&1
+check_json() { # name awk-program (reads the pretty JSON)
+	if awk "$2" "$tmp/j"; then tap_ok "$1"; else tap_fail "$1" "$(head -40 "$tmp/j")"; fi
+}
+check_json "JSON has kernel" '/"kernel": "6.1.0-57-amd64"/ { f = 1 } END { exit !f }'
+check_json "JSON fractions: the current one, then each --fraction without duplicates" \
+	'/"fractions": \[/ { a = 1; next } a && /\]/ { a = 0 } a { gsub(/[ ,]/, ""); s = s $0 "," } END { exit s != "1000,8,4096," }'
+check_json "JSON has 4 populated zones (DMA, DMA32, Normal on node 0; Normal on node 1)" \
+	'/"zone": "/ { n++ } END { exit n != 4 }'
+check_json "JSON: every zone has node, managed_pages, low_pages, cpus and 3 plans" \
+	'/"managed_pages"/ { m++ } /"low_pages"/ { l++ } /"cpus": 8,/ { c++ } /"pcp_max_bytes"/ { p++ } END { exit !(m == 4 && l == 4 && c == 4 && p >= 12) }'
+check_json "JSON: at fraction 1000 node 1 Normal is at the floor: 1031443/1000/8 = 128 < 4 x 63 = 252" \
+	'/"node": 1/ { n1 = 1 } n1 && /"fraction": 1000/ { f = 1 } n1 && f && /"high_max": 252,/ { ok = 1 } END { exit !ok }'
+check_json "JSON: pagesets checked, 128 of 128 exact, no mismatch" \
+	'/"pagesets": \{/ { p = 1 } p && /"exact": 128,/ { e = 1 } p && /"mismatches": \[/ { m = 1; next } m && /^ *\]/ { ok = 1 } m { m = 0 } END { exit !(ok && e) }'
+
+# --- shapes.
+plan --shape cpus=256,memory=1TiB,nodes=2,kernel=6.12 --json >"$tmp/j" 2>&1
+check_json "shape: an estimate with its assumptions" '/"estimate": true/ { e = 1 } /"assumptions"/ { a = 1 } END { exit !(e && a) }'
+check_json "shape: 128 CPUs on each node's zones" '/"cpus": 128/ { n++ } END { exit n < 3 }'
+plan --shape cpus=8,memory=4GiB,nodes=1,kernel=6.1 --managed 0:Normal=233875 --managed 0:DMA32=765920 --json >"$tmp/j" 2>&1
+check_json "shape --managed: the given managed pages are used" \
+	'/"managed_pages": 233875/ { a = 1 } /"managed_pages": 765920/ { b = 1 } END { exit !(a && b) }'
+for bad in "cpus=0,memory=1GiB" "cpus=4" "cpus=4,memory=1GiB,colour=red" "cpus=4,memory=1parsec" "cpus=4,memory=1GiB,nodes=65"; do
+	plan --shape "$bad" >"$tmp/o" 2>&1; rc=$?
+	[ $rc = 2 ] && grep -q "Invalid --shape" "$tmp/o" && tap_ok "bad shape '$bad' is refused" || tap_fail "bad shape '$bad'" "exit $rc" "$(cat "$tmp/o")"
+done
+plan -f 7 >"$tmp/o" 2>&1; [ $? = 2 ] && tap_ok "--fraction 7 is refused" || tap_fail "--fraction 7"
+out=$(plan --shape cpus=256,memory=1TiB,nodes=1 --containers 1000 --memcgs-per-container 3)
+if printf '%s' "$out" | grep -q "^  1000 containers x 3 memcgs = 3000 memcgs: " && printf '%s' "$out" | grep -q "minimum ("; then
+	tap_ok "shape report has the percpu projection and the minimum candidate"
+else
+	tap_fail "shape report" "$out"
+fi
+width=$(printf '%s\n' "$out" | awk '{ if (length > m) m = length } END { print m }')
+[ "$width" -le 100 ] && tap_ok "human output fits 100 columns ($width)" || tap_fail "width $width"
+
+# --- snapshot, .tar.gz and fleet.
+src=$FIXTURES/6.12.117+deb12-amd64-smp16-numa2-8G/root
+"$PCPTUNECTL" snapshot --root "$src" -o "$tmp/fleet/hostA" >"$tmp/o" 2>&1 &&
+	"$PCPTUNECTL" snapshot --root "$FIXTURES/6.1.0-57-amd64-smp2-1G/root" -o "$tmp/fleet/hostB.tar.gz" >>"$tmp/o" 2>&1
+rc=$?
+a=$(plan --root "$src" --csv | cut -d, -f2-)
+b=$(plan --root "$tmp/fleet/hostA" --csv | cut -d, -f2-)
+if [ $rc = 0 ] && [ -n "$a" ] && [ "$a" = "$b" ] && [ -f "$tmp/fleet/hostA/.pcptune/page_size" ]; then
+	tap_ok "a snapshot plans exactly like its source"
+else
+	tap_fail "snapshot" "$(cat "$tmp/o")" "$a" "$b"
+fi
+plan --root "$tmp/fleet" >"$tmp/csv" 2>&1
+if [ "$(head -1 "$tmp/csv" | cut -d, -f1-4)" = "host,kernel,node,zone" ] && grep -q "^hostA,6.12.117" "$tmp/csv" &&
+	grep -q "^hostB,6.1.0-57" "$tmp/csv" && [ "$(grep -c '^host,' "$tmp/csv")" = 1 ]; then
+	tap_ok "a directory of snapshots (directory and .tar.gz) gives one CSV table"
+else
+	tap_fail "fleet CSV" "$(cat "$tmp/csv")"
+fi
+plan --root "$tmp/fleet" --json >"$tmp/j" 2>&1
+check_json "fleet JSON is a list of hosts" 'NR == 1 && /^\[/ { a = 1 } /"kernel"/ { k++ } END { exit !(a && k == 2) }'
+plan --root "$tmp/fleet/hostB.tar.gz" --csv >"$tmp/o" 2>&1 && grep -q ",6.1.0-57-amd64,0,DMA32," "$tmp/o" &&
+	tap_ok "plan --root FILE.tar.gz" || tap_fail "plan tar.gz" "$(cat "$tmp/o")"
+
+# --- pagesets that differ from the model (seed 002: batch 7 instead of 63).
+cp -r "$FIXTURES/6.1.0-57-amd64-smp8-4G/root" "$tmp/bad"; chmod -R u+w "$tmp/bad"
+awk '/^Node 0, zone    DMA32/ { z = 1 } /^Node 0, zone   Normal/ { z = 0 }
+     z && /^              batch:/ && !done { sub(/63/, "7"); done = 1 } { print }' \
+	"$FIXTURES/6.1.0-57-amd64-smp8-4G/root/proc/zoneinfo" >"$tmp/bad/proc/zoneinfo"
+out=$(plan --root "$tmp/bad" 2>&1)
+if printf '%s' "$out" | grep -q "MISMATCH node 0 DMA32 cpu 0: batch 7, model 63"; then
+	tap_ok "plan reports a pageset whose batch is 7 where the model says 63"
+else
+	tap_fail "mismatch report" "$out"
+fi
+"$PCPTUNECTL" repair --root "$tmp/bad" --state-dir "$tmp/state" >"$tmp/o" 2>&1; rc=$?
+# A fake root does not recompute: the repair writes its sequence and then reports the pagesets still differ.
+if [ $rc = 1 ] && grep -q "node 0 DMA32 cpu 0: batch 7, model 63" "$tmp/o" &&
+	grep -q "percpu_pagelist_high_fraction 0 -> 2147483647 -> 0" "$tmp/o" &&
+	grep -q "still differ" "$tmp/o" && [ "$(cat "$tmp/bad/proc/sys/vm/percpu_pagelist_high_fraction")" = 0 ] &&
+	[ ! -e "$tmp/state/restore.json" ]; then
+	tap_ok "repair writes a large fraction then the wanted one, verifies, and leaves the original"
+else
+	tap_fail "repair on a fixture" "exit $rc" "$(cat "$tmp/o")"
+fi
+# The daemon with a `repair: pagesets` rule does the same (once per cooldown).
+if [ "$(id -u)" = 0 ]; then
+	pol=$tmp/pol-repair; mkdir -p "$pol"; cp "$top_srcdir"/tests/policies/repair/*.yaml "$pol"/; chmod 0644 "$pol"/*
+	"$PCPTUNED" --once --root "$tmp/bad" --state-dir "$tmp/state" --policy-dir "$pol" >"$tmp/o" 2>&1; rc=$?
+	if [ $rc = 0 ] && grep -q "Rule test-repair/pagesets: 1 of 48 pageset values differ from the model" "$tmp/o" &&
+		grep -q "0 -> 2147483647 -> 0" "$tmp/o" && grep -q "still differ after the repair" "$tmp/o" &&
+		[ "$(cat "$tmp/bad/proc/sys/vm/percpu_pagelist_high_fraction")" = 0 ] && [ ! -e "$tmp/state/restore.json" ]; then
+		tap_ok "pcptuned with 'repair: pagesets' detects, rewrites and verifies"
+	else
+		tap_fail "daemon repair rule" "exit $rc" "$(cat "$tmp/o")"
+	fi
+	"$PCPTUNED" --once --dry-run --root "$tmp/bad" --policy-dir "$pol" >"$tmp/o" 2>&1
+	grep -q "would make the kernel recompute them" "$tmp/o" && tap_ok "dry-run only says it would repair" ||
+		tap_fail "dry-run repair" "$(cat "$tmp/o")"
+fi
+"$PCPTUNECTL" repair --root "$FIXTURES/6.1.0-57-amd64-smp8-4G/root" --state-dir "$tmp/state" >"$tmp/o" 2>&1
+[ $? = 0 ] && grep -q "Nothing to repair" "$tmp/o" && tap_ok "repair with matching pagesets does nothing" || tap_fail "repair no-op" "$(cat "$tmp/o")"
+
+tap_done
