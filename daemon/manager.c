@@ -8,7 +8,9 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
+#include "act-reclaim.h"
 #include "act-sysctl.h"
+#include "model-percpu.h"
 #include "journal.h"
 #include "log.h"
 #include "manager.h"
@@ -51,6 +53,17 @@ struct Manager {
         char **warned_rules;         /* "policy/rule" already told about an unavailable metric */
         size_t n_warned_rules;
 
+        ReclaimWorker *reclaim;
+        sd_event_source *followup;    /* one more look at dying/Percpu a few seconds after a reclaim */
+        char *reclaim_label;          /* "policy/rule" of the running or last reclaim */
+        uint64_t reclaim_dying_before, reclaim_percpu_before_kib;
+        usec_t reclaim_started;
+
+        /* Percpu per memcg measured from live counts: growth of Percpu over growth of memcgs. */
+        uint64_t est_prev_total, est_prev_percpu_kib;
+        bool est_prev_valid;
+        double est_cost_bytes;        /* 0 until measured */
+
         bool ready_sent;
         unsigned long samples;
         unsigned long sample_failures;
@@ -70,6 +83,9 @@ static void manager_forget_warnings(Manager *m) {
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
+        reclaim_worker_stop(m->reclaim);
+        sd_event_source_disable_unref(m->followup);
+        free(m->reclaim_label);
         sd_event_source_unref(m->timer);
         sd_event_source_unref(m->sig_term);
         sd_event_source_unref(m->sig_int);
@@ -375,11 +391,208 @@ static void manager_repair_pagesets(Manager *m, const Snapshot *s, const Planned
                 log_error_errno(r, "Failed to repair pagesets: %s", errno_str(r));
 }
 
+/* Percpu per memcg from live counts: a growth of at least 50 memcgs with Percpu growing too. */
+static void manager_estimate_memcg_cost(Manager *m, const Snapshot *s) {
+        if (!s->meminfo.has_percpu || !s->has_memcg || s->memcg.mode == CGROUP_MEMORY_NONE)
+                return;
+        uint64_t total = s->memcg.live + s->memcg.dying;
+        if (m->est_prev_valid && total >= m->est_prev_total + 50 && s->meminfo.percpu_kib >= m->est_prev_percpu_kib) {
+                double sample = (double) (s->meminfo.percpu_kib - m->est_prev_percpu_kib) * 1024.0 /
+                                (double) (total - m->est_prev_total);
+                m->est_cost_bytes = m->est_cost_bytes > 0 ? 0.5 * m->est_cost_bytes + 0.5 * sample : sample;
+        }
+        if (!m->est_prev_valid || total != m->est_prev_total) {
+                m->est_prev_total = total;
+                m->est_prev_percpu_kib = s->meminfo.percpu_kib;
+                m->est_prev_valid = true;
+        }
+}
+
+static double manager_memcg_cost(Manager *m, const Snapshot *s, const char **ret_how) {
+        PercpuCostModel model;
+        unsigned nodes = 0;
+        if (m->est_cost_bytes > 0) {
+                *ret_how = "measured from live counts";
+                return m->est_cost_bytes;
+        }
+        for (unsigned i = 0; i < s->topo.n_nodes; i++)
+                nodes += s->topo.node_cpus[i] > 0;
+        percpu_memcg_cost_model(&s->topo.kernel, MAX(nodes, 1U), &model);
+        *ret_how = "modelled for this kernel";
+        return model.per_cpu_bytes * (s->topo.possible_cpus ?: s->topo.online_cpus);
+}
+
+/* Dying count and Percpu now (cheap: /proc/cgroups + the hierarchy's directories, meminfo). */
+static void manager_read_dying(Manager *m, uint64_t *ret_dying, uint64_t *ret_percpu_kib) {
+        MemcgCounts mc = { 0 };
+        Meminfo mi = { 0 };
+        *ret_dying = memcg_counts_read(m->root, &mc) >= 0 ? mc.dying : 0;
+        memcg_counts_done(&mc);
+        *ret_percpu_kib = meminfo_read(m->root, &mi) >= 0 ? mi.percpu_kib : 0;
+}
+
+static int on_reclaim_followup(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        uint64_t dying, percpu;
+        manager_read_dying(m, &dying, &percpu);
+        log_info("%s: 5 s after the reclaim: %" PRIu64 " dying memcgs (%" PRIu64 " before it), Percpu %" PRIu64
+                 " kB (%" PRIu64 " kB before it)",
+                 strna(m->reclaim_label), dying, m->reclaim_dying_before, percpu, m->reclaim_percpu_before_kib);
+        m->followup = sd_event_source_disable_unref(m->followup);
+        return 0;
+}
+
+static void on_reclaim_done(ReclaimJob *j, void *userdata) {
+        Manager *m = userdata;
+        _cleanup_(reclaim_job_freep) ReclaimJob *job = j;
+        size_t count[_RECLAIM_OUTCOME_MAX] = { 0 };
+        uint64_t dying, percpu;
+        char f_dyb[48], f_dya[48], f_pb[48], f_pa[48], f_dur[48], f_lbl[200], b1[32];
+
+        if (j->error < 0) {
+                log_error_errno(j->error, "%s: failed to find the subtrees holding dying memcgs: %s",
+                                strna(m->reclaim_label), errno_str(j->error));
+                return;
+        }
+        if (m->dry_run) {
+                const char *how = "unknown";
+                _cleanup_(snapshot_freep) Snapshot *s = NULL;
+                double cost = snapshot_take(m->root, &s) >= 0 ? manager_memcg_cost(m, s, &how) : 0;
+                uint64_t dying_in = 0, bytes_in = 0;
+                for (size_t i = 0; i < j->n_results; i++) {
+                        dying_in += j->results[i].dying;
+                        bytes_in += j->results[i].dying_bytes;
+                }
+                if (j->n_results == 0) {
+                        log_notice("%s: would reclaim nothing: no subtree within its roots holds dying memcgs "
+                                   "(scan of %zu cgroups took %" PRIu64 " us)",
+                                   strna(m->reclaim_label), j->scan.cgroups_visited, j->scan_usec);
+                        return;
+                }
+                if (j->mode == CGROUP_MEMORY_V2)
+                        log_notice("%s: would reclaim %zu subtree%s (first %s) holding %" PRIu64
+                                   " dying memcgs, with memory.reclaim up to %s; expected gain about %s of percpu "
+                                   "(%.0f B per memcg, %s)",
+                                   strna(m->reclaim_label), j->n_results, j->n_results == 1 ? "" : "s", j->results[0].path,
+                                   dying_in, format_bytes(b1, sizeof b1, j->cfg.max_bytes),
+                                   format_bytes(f_dur, sizeof f_dur, (uint64_t) (cost * PERCPU_DYING_RETAINED * (double) dying_in)),
+                                   cost, how);
+                else
+                        log_notice("%s: would reclaim %zu subtree%s (first %s) holding an estimated %s charged to "
+                                   "removed cgroups, with memory.force_empty%s; expected gain up to about %s of "
+                                   "percpu if all %" PRIu64 " dying memcgs are there (%.0f B per memcg, %s)",
+                                   strna(m->reclaim_label), j->n_results, j->n_results == 1 ? "" : "s",
+                                   j->results[0].path, format_bytes(b1, sizeof b1, bytes_in),
+                                   j->cfg.force_empty == FORCE_EMPTY_NO ? " (not allowed by the policy: force-empty)"
+                                   : j->cfg.force_empty == FORCE_EMPTY_CHILDLESS ? " where no live child is below"
+                                                                                 : "",
+                                   format_bytes(f_dur, sizeof f_dur,
+                                                (uint64_t) (cost * PERCPU_DYING_RETAINED * (double) m->reclaim_dying_before)),
+                                   m->reclaim_dying_before, cost, how);
+                return;
+        }
+
+        for (size_t i = 0; i < j->n_results; i++)
+                count[j->results[i].outcome]++;
+        manager_read_dying(m, &dying, &percpu);
+        snprintf(f_lbl, sizeof f_lbl, "RULE=%s", strna(m->reclaim_label));
+        snprintf(f_dyb, sizeof f_dyb, "DYING_BEFORE=%" PRIu64, m->reclaim_dying_before);
+        snprintf(f_dya, sizeof f_dya, "DYING_AFTER=%" PRIu64, dying);
+        snprintf(f_pb, sizeof f_pb, "PERCPU_BEFORE_KIB=%" PRIu64, m->reclaim_percpu_before_kib);
+        snprintf(f_pa, sizeof f_pa, "PERCPU_AFTER_KIB=%" PRIu64, percpu);
+        snprintf(f_dur, sizeof f_dur, "DURATION_USEC=%" PRIu64, now_usec(CLOCK_MONOTONIC) - m->reclaim_started);
+        const char *fields[] = { "ACTION=reclaim-dying", f_lbl, f_dyb, f_dya, f_pb, f_pa, f_dur, NULL };
+        log_fields(LOG_NOTICE, fields,
+                   "%s: reclaim-dying %s %zu subtree%s in %.2f s (scan %.2f s of %zu cgroups): %zu reclaimed, %zu gone, "
+                   "%zu busy, %zu skipped, %zu failed, %zu not reached%s%s; dying memcgs %" PRIu64 " -> %" PRIu64
+                   ", Percpu %" PRIu64 " -> %" PRIu64 " kB",
+                   strna(m->reclaim_label), j->timed_out ? "stopped at its timeout after" : "went through",
+                   j->n_results, j->n_results == 1 ? "" : "s", (double) j->run_usec / 1e6, (double) j->scan_usec / 1e6,
+                   j->scan.cgroups_visited, count[RECLAIM_DONE], count[RECLAIM_GONE], count[RECLAIM_BUSY],
+                   count[RECLAIM_SKIPPED_POLICY], count[RECLAIM_FAILED],
+                   count[RECLAIM_NOT_RUN] + count[RECLAIM_TIMED_OUT],
+                   j->mode == CGROUP_MEMORY_V2 ? ", bytes requested " : "",
+                   j->mode == CGROUP_MEMORY_V2 ? format_bytes(b1, sizeof b1, j->bytes_total) : "",
+                   m->reclaim_dying_before, dying, m->reclaim_percpu_before_kib, percpu);
+        if (j->dropped_caches)
+                log_notice("%s: dropped clean page cache (vm.drop_caches=1) as the policy allows", strna(m->reclaim_label));
+        for (size_t i = 0; i < j->n_results; i++)
+                if (j->results[i].outcome == RECLAIM_FAILED || j->results[i].outcome == RECLAIM_BUSY)
+                        log_warning("%s: %s: %s (%s)", strna(m->reclaim_label), j->results[i].path,
+                                    reclaim_outcome_to_string(j->results[i].outcome), errno_str(j->results[i].error));
+        if (count[RECLAIM_SKIPPED_POLICY] > 0 && manager_warn_once(m, strna(m->reclaim_label), "force-empty"))
+                log_warning("%s: %zu subtree%s not reclaimed: cgroup v1 has no bounded reclaim; allow "
+                            "memory.force_empty with force-empty: childless (or true) in the rule",
+                            strna(m->reclaim_label), count[RECLAIM_SKIPPED_POLICY],
+                            count[RECLAIM_SKIPPED_POLICY] == 1 ? " was" : "s were");
+        /* The kernel frees released memcgs asynchronously (RCU, css release work): look again shortly. */
+        if (m->event && !m->once) {
+                m->followup = sd_event_source_disable_unref(m->followup);
+                (void) sd_event_add_time_relative(m->event, &m->followup, CLOCK_MONOTONIC, 5 * USEC_PER_SEC, 0,
+                                                  on_reclaim_followup, m);
+        }
+}
+
+static void manager_start_reclaim(Manager *m, const Snapshot *s, const PlannedAction *a) {
+        _cleanup_(reclaim_job_freep) ReclaimJob *j = NULL;
+        int r;
+
+        if (reclaim_worker_busy(m->reclaim)) {
+                log_debug("%s/%s: a reclaim is still running, not starting another", a->policy->name, a->rule->name);
+                return;
+        }
+        if (!s->has_memcg || s->memcg.mode == CGROUP_MEMORY_NONE) {
+                if (manager_warn_once(m, a->policy->name, a->rule->name))
+                        log_warning("Rule %s/%s: no memory cgroup hierarchy here, nothing to reclaim", a->policy->name,
+                                    a->rule->name);
+                return;
+        }
+        j = reclaim_job_new(m->root, s->memcg.mount, s->memcg.mode, &a->action->reclaim, m->dry_run);
+        if (!j) {
+                log_oom();
+                return;
+        }
+        free(m->reclaim_label);
+        if (asprintf(&m->reclaim_label, "%s/%s", a->policy->name, a->rule->name) < 0)
+                m->reclaim_label = NULL;
+        m->reclaim_dying_before = s->memcg.dying;
+        m->reclaim_percpu_before_kib = s->meminfo.percpu_kib;
+        m->reclaim_started = now_usec(CLOCK_MONOTONIC);
+        eval_state_action_done(m->eval, a->policy, a->rule, m->reclaim_started);
+        log_info("%s: %s subtrees holding dying memcgs (%" PRIu64 " dying, Percpu %" PRIu64 " kB)",
+                 strna(m->reclaim_label), m->dry_run ? "looking for" : "reclaiming", s->memcg.dying, s->meminfo.percpu_kib);
+
+        if (m->once || !m->event) {
+                /* No loop to come back to: a loop of our own for the one job, bounded the same way. */
+                _cleanup_(sd_event_unrefp) sd_event *e = NULL;
+                ReclaimWorker *w = NULL;
+                if (sd_event_new(&e) < 0)
+                        return;
+                r = reclaim_worker_start(&w, e, TAKE_PTR(j), on_reclaim_done, m);
+                if (r >= 0)
+                        while (reclaim_worker_busy(w) && sd_event_run(e, UINT64_MAX) >= 0)
+                                ;
+                reclaim_worker_stop(w);
+                if (r < 0)
+                        log_error_errno(r, "Failed to start the reclaim: %s", errno_str(r));
+                return;
+        }
+        r = reclaim_worker_start(&m->reclaim, m->event, TAKE_PTR(j), on_reclaim_done, m);
+        if (r < 0)
+                log_error_errno(r, "Failed to start the reclaim worker: %s", errno_str(r));
+}
+
 static void manager_run_actions(Manager *m, const Snapshot *s, const Plan *plan, bool wrote_knob) {
         for (size_t i = 0; i < plan->n_actions; i++) {
                 const PlannedAction *a = &plan->actions[i];
                 if (a->repair_pagesets)
                         manager_repair_pagesets(m, s, a, wrote_knob);
+                else if (a->action->kind == ACTION_RECLAIM_DYING)
+                        manager_start_reclaim(m, s, a);
+                else if (manager_warn_once(m, a->policy->name, a->rule->name))
+                        log_warning("Rule %s/%s: action percpu-depopulate needs pcptune's kernel patch "
+                                    "(contrib/kernel), which this kernel does not have",
+                                    a->policy->name, a->rule->name);
         }
 }
 
@@ -425,6 +638,7 @@ static int manager_sample(Manager *m) {
                                        errno_str(r), m->once ? "" : ", will retry");
         }
         metrics_from_snapshot(s, &mv);
+        manager_estimate_memcg_cost(m, s);
         now = now_usec(CLOCK_MONOTONIC);
 
         r = policy_eval(m->policies, s, &mv, m->eval, now, &plan);
@@ -550,6 +764,8 @@ static int manager_shutdown(Manager *m) {
         int r = 0;
 
         (void) sd_notify(false, "STOPPING=1\nSTATUS=Restoring original values");
+        /* A reclaim in flight is interrupted (its writes are bounded anyway) before restoring. */
+        m->reclaim = reclaim_worker_stop(m->reclaim);
         if (m->knob_known && m->pcp_knob.managed && !m->dry_run) {
                 int q = knob_release(&m->pcp_knob, m->root, m->journal, false, "pcptuned stopping");
                 if (q < 0)

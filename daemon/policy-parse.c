@@ -1099,6 +1099,28 @@ static int parse_reclaim_roots(Parser *p, void *dest) {
         return p->n_errors > errors ? -EINVAL : 0;
 }
 
+/* force-empty: false | true | childless (only cgroups without live children: nothing live is reclaimed). */
+static int parse_force_empty(Parser *p, void *dest) {
+        char buf[96];
+        const char *v;
+        int r;
+
+        r = parser_expect_scalar(p, "true, false or childless");
+        if (r < 0)
+                return r;
+        v = scalar_value(p);
+        if (streq(v, "true") || streq(v, "True") || streq(v, "TRUE"))
+                *(ForceEmpty *) dest = FORCE_EMPTY_YES;
+        else if (streq(v, "false") || streq(v, "False") || streq(v, "FALSE"))
+                *(ForceEmpty *) dest = FORCE_EMPTY_NO;
+        else if (streq(v, "childless"))
+                *(ForceEmpty *) dest = FORCE_EMPTY_CHILDLESS;
+        else
+                return parser_bad_scalar(p, "expected true, false or childless, found %s",
+                                         event_describe(p, buf, sizeof(buf)));
+        return parser_next(p);
+}
+
 static const Field reclaim_fields[] = {
         { "cgroup", parse_reclaim_cgroup, offsetof(ActionReclaimDying, cgroup), FIELD_REQUIRED },
         { "roots", parse_reclaim_roots, offsetof(ActionReclaimDying, roots), 0 },
@@ -1106,7 +1128,7 @@ static const Field reclaim_fields[] = {
         { "step", parse_positive_size, offsetof(ActionReclaimDying, step_bytes), 0 },
         { "timeout", parse_positive_duration, offsetof(ActionReclaimDying, timeout_usec), 0 },
         { "min-dying", parse_positive_count, offsetof(ActionReclaimDying, min_dying), 0 },
-        { "force-empty", parse_bool, offsetof(ActionReclaimDying, force_empty), 0 },
+        { "force-empty", parse_force_empty, offsetof(ActionReclaimDying, force_empty), 0 },
         { "drop-caches", parse_bool, offsetof(ActionReclaimDying, drop_caches), 0 },
 };
 

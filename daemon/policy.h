@@ -188,9 +188,17 @@ typedef enum ActionKind {
  *   timeout: 10s          time bound of one run; default 10s
  *   min-dying: 1          act only on subtrees holding at least this many (estimated) dying memcgs
  *   force-empty: false    v1: allow memory.force_empty on the parent (reclaims the
- *                         whole subtree, live children included)
+ *                         whole subtree, live children included): true; or only on
+ *                         cgroups without live children: childless
  *   drop-caches: false    allow vm.drop_caches=1 as a last resort (whole host)
  */
+typedef enum ForceEmpty {
+        FORCE_EMPTY_NO,
+        FORCE_EMPTY_CHILDLESS,   /* only where no live child would lose its page cache */
+        FORCE_EMPTY_YES,
+        _FORCE_EMPTY_MAX,
+} ForceEmpty;
+
 typedef struct ActionReclaimDying {
         char *cgroup;          /* "auto" or a path like "/pcptune-test-x" */
         char **roots;          /* NULL-terminated, or NULL */
@@ -198,7 +206,7 @@ typedef struct ActionReclaimDying {
         uint64_t step_bytes;
         usec_t timeout_usec;
         uint64_t min_dying;
-        bool force_empty;
+        ForceEmpty force_empty;
         bool drop_caches;
 } ActionReclaimDying;
 

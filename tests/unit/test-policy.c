@@ -879,6 +879,27 @@ static void test_shipped_policies(void **state) {
                 assert_true(cap < storm);
         }
         assert_true(found);
+
+        /* The dying-memcg policy: safe by default (bounded, v1 only where nothing live is below). */
+        found = false;
+        for (size_t i = 0; i < s->n_policies; i++) {
+                const Policy *p = s->policies[i];
+                if (!streq(p->name, "dying-memcg-cleanup"))
+                        continue;
+                found = true;
+                const Rule *r = find_rule(p, "reclaim-dying");
+                assert_int_equal(r->action.kind, ACTION_RECLAIM_DYING);
+                assert_string_equal(r->action.reclaim.cgroup, "auto");
+                assert_null(r->action.reclaim.roots);
+                assert_int_equal(r->action.reclaim.max_bytes, 256ULL << 20);
+                assert_int_equal(r->action.reclaim.step_bytes, 16ULL << 20);
+                assert_int_equal(r->action.reclaim.timeout_usec, SEC(30));
+                assert_int_equal(r->action.reclaim.force_empty, FORCE_EMPTY_CHILDLESS);
+                assert_false(r->action.reclaim.drop_caches);
+                assert_int_equal(r->cooldown_usec, SEC(120));
+                assert_true(r->when.root->value == 200);
+        }
+        assert_true(found);
         assert_true(policy_set_uses_metric(s, METRIC_PROC_EXIT_RATE));
         assert_false(policy_set_uses_metric(s, METRIC_PSI_MEMORY_FULL_AVG300));
         policy_set_free(s);

@@ -1,0 +1,369 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <inttypes.h>
+#include <pthread.h>
+#include <sys/eventfd.h>
+
+#include "act-reclaim.h"
+#include "log.h"
+
+static const char *const reclaim_outcome_table[_RECLAIM_OUTCOME_MAX] = {
+        [RECLAIM_DONE] = "reclaimed",
+        [RECLAIM_SKIPPED_POLICY] = "skipped (v1 needs force-empty)",
+        [RECLAIM_GONE] = "gone",
+        [RECLAIM_BUSY] = "busy (tasks inside)",
+        [RECLAIM_FAILED] = "failed",
+        [RECLAIM_TIMED_OUT] = "interrupted at the timeout",
+        [RECLAIM_NOT_RUN] = "not reached",
+};
+
+const char *reclaim_outcome_to_string(ReclaimOutcome o) {
+        return o < _RECLAIM_OUTCOME_MAX ? reclaim_outcome_table[o] : NULL;
+}
+
+static int default_write(const char *root, const char *path, const char *value, void *userdata) {
+        return write_file_at(root, path, value);
+}
+
+ReclaimJob *reclaim_job_free(ReclaimJob *j) {
+        if (!j)
+                return NULL;
+        free(j->root);
+        free(j->mount);
+        free(j->cgroup);
+        strv_freep(&j->roots);
+        memcg_scan_done(&j->scan);
+        for (size_t i = 0; i < j->n_results; i++)
+                free(j->results[i].path);
+        free(j->results);
+        free(j);
+        return NULL;
+}
+
+ReclaimJob *reclaim_job_new(const char *root, const char *mount, CgroupMode mode, const ActionReclaimDying *cfg,
+                            bool dry_run) {
+        _cleanup_(reclaim_job_freep) ReclaimJob *j = calloc(1, sizeof(ReclaimJob));
+        size_t n = 0;
+
+        if (!j)
+                return NULL;
+        j->root = strdup(root ?: "/");
+        j->mount = strdup(mount);
+        j->cgroup = strdup(cfg->cgroup ?: "auto");
+        if (!j->root || !j->mount || !j->cgroup)
+                return NULL;
+        j->mode = mode;
+        j->cfg = *cfg;
+        j->cfg.roots = NULL;
+        j->cfg.cgroup = NULL;
+        j->dry_run = dry_run;
+        j->write_fn = default_write;
+        while (cfg->roots && cfg->roots[n])
+                n++;
+        if (n > 0) {
+                j->roots = calloc(n + 1, sizeof(char *));
+                if (!j->roots)
+                        return NULL;
+                for (size_t i = 0; i < n; i++)
+                        if (!(j->roots[i] = strdup(cfg->roots[i])))
+                                return NULL;
+        }
+        return TAKE_PTR(j);
+}
+
+static int add_result(ReclaimJob *j, const char *path, uint64_t dying, uint64_t dying_bytes) {
+        ReclaimTargetResult *n = realloc(j->results, (j->n_results + 1) * sizeof(ReclaimTargetResult));
+        if (!n)
+                return -ENOMEM;
+        j->results = n;
+        j->results[j->n_results] = (ReclaimTargetResult){ .path = strdup(path), .dying = dying,
+                                                          .dying_bytes = dying_bytes, .outcome = RECLAIM_NOT_RUN };
+        if (!j->results[j->n_results].path)
+                return -ENOMEM;
+        j->n_results++;
+        return 0;
+}
+
+static ReclaimOutcome outcome_of(int r) {
+        switch (r) {
+        case -EINTR:
+                return RECLAIM_TIMED_OUT;
+        case -ENOENT:
+        case -ENODEV:
+                return RECLAIM_GONE;
+        case -EBUSY:
+                return RECLAIM_BUSY;
+        default:
+                return RECLAIM_FAILED;
+        }
+}
+
+static int cg_file(const ReclaimJob *j, const char *cg, const char *file, char **ret) {
+        return asprintf(ret, "%s%s/%s", j->mount, cg, file) < 0 ? -ENOMEM : 0;
+}
+
+static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, usec_t deadline,
+                       const volatile sig_atomic_t *cancel) {
+        _cleanup_(freep) char *path = NULL;
+        uint64_t done = 0;
+
+        if (cg_file(j, t->path, "memory.reclaim", &path) < 0) {
+                t->outcome = RECLAIM_FAILED;
+                t->error = -ENOMEM;
+                return;
+        }
+        t->outcome = RECLAIM_DONE;
+        while (done < budget && j->bytes_total < j->cfg.max_bytes) {
+                char v[32];
+                uint64_t amount = MIN(MIN(j->cfg.step_bytes, budget - done), j->cfg.max_bytes - j->bytes_total);
+                if ((cancel && *cancel) || now_usec(CLOCK_MONOTONIC) >= deadline) {
+                        t->outcome = RECLAIM_TIMED_OUT;
+                        return;
+                }
+                snprintf(v, sizeof v, "%" PRIu64, amount);
+                int r = j->write_fn(j->root, path, v, j->write_userdata);
+                if (r == -EAGAIN)
+                        return; /* the kernel could not reclaim the whole step: nothing much left here */
+                if (r < 0) {
+                        t->outcome = outcome_of(r);
+                        t->error = r;
+                        return;
+                }
+                done += amount;
+                t->bytes += amount;
+                t->writes++;
+                j->bytes_total += amount;
+        }
+}
+
+static void reclaim_v1(ReclaimJob *j, ReclaimTargetResult *t, bool childless) {
+        _cleanup_(freep) char *path = NULL;
+        bool allowed = j->cfg.force_empty == FORCE_EMPTY_YES || (j->cfg.force_empty == FORCE_EMPTY_CHILDLESS && childless);
+        int r;
+
+        if (!allowed) {
+                t->outcome = RECLAIM_SKIPPED_POLICY;
+                return;
+        }
+        if (cg_file(j, t->path, "memory.force_empty", &path) < 0) {
+                t->outcome = RECLAIM_FAILED;
+                t->error = -ENOMEM;
+                return;
+        }
+        r = j->write_fn(j->root, path, "0", j->write_userdata);
+        t->writes++;
+        if (r < 0) {
+                t->outcome = outcome_of(r);
+                t->error = r;
+        } else
+                t->outcome = RECLAIM_DONE;
+}
+
+int reclaim_job_run(ReclaimJob *j, const volatile sig_atomic_t *cancel) {
+        usec_t t0 = now_usec(CLOCK_MONOTONIC), deadline = t0 + j->cfg.timeout_usec;
+        char *single[2] = { j->cgroup, NULL };
+        bool explicit_cg = !streq(j->cgroup, "auto");
+        int r;
+
+        r = memcg_scan_holders(j->root, j->mount, j->mode, explicit_cg ? single : j->roots, 64 * 1024, &j->scan);
+        j->scan_usec = now_usec(CLOCK_MONOTONIC) - t0;
+        if (r < 0) {
+                j->error = r;
+                return r;
+        }
+
+        if (explicit_cg) {
+                /* One named subtree: reclaim it as a whole if anything below it pins dying memcgs. */
+                uint64_t dying = 0, bytes = 0;
+                unsigned live = 0;
+                for (size_t i = 0; i < j->scan.n_holders; i++) {
+                        dying += j->scan.holders[i].dying;
+                        bytes += j->scan.holders[i].dying_bytes;
+                        if (streq(j->scan.holders[i].path, j->cgroup))
+                                live = j->scan.holders[i].live_children;
+                }
+                if (j->scan.n_holders > 0 && (r = add_result(j, j->cgroup, dying, bytes)) < 0)
+                        return r;
+                (void) live;
+        } else
+                for (size_t i = 0; i < j->scan.n_holders; i++) {
+                        const MemcgHolder *h = &j->scan.holders[i];
+                        if (j->mode == CGROUP_MEMORY_V2 && h->dying < j->cfg.min_dying)
+                                continue;
+                        if ((r = add_result(j, h->path, h->dying, h->dying_bytes)) < 0)
+                                return r;
+                }
+
+        if (j->dry_run || j->n_results == 0) {
+                j->run_usec = now_usec(CLOCK_MONOTONIC) - t0;
+                return 0;
+        }
+
+        uint64_t per_target = MAX(j->cfg.step_bytes, j->cfg.max_bytes / j->n_results);
+        bool incomplete = false;
+        for (size_t i = 0; i < j->n_results; i++) {
+                ReclaimTargetResult *t = &j->results[i];
+                if ((cancel && *cancel) || now_usec(CLOCK_MONOTONIC) >= deadline) {
+                        j->timed_out = true;
+                        break;
+                }
+                if (j->mode == CGROUP_MEMORY_V2) {
+                        if (j->bytes_total >= j->cfg.max_bytes)
+                                break;
+                        reclaim_v2(j, t, per_target, deadline, cancel);
+                } else {
+                        bool childless = true;
+                        for (size_t k = 0; k < j->scan.n_holders; k++)
+                                if (streq(j->scan.holders[k].path, t->path))
+                                        childless = j->scan.holders[k].live_children == 0;
+                        if (explicit_cg)
+                                childless = false; /* a named subtree may hold live children below */
+                        reclaim_v1(j, t, childless);
+                }
+                if (t->outcome == RECLAIM_TIMED_OUT) {
+                        j->timed_out = true;
+                        break;
+                }
+                incomplete |= t->outcome == RECLAIM_SKIPPED_POLICY || t->outcome == RECLAIM_BUSY ||
+                              t->outcome == RECLAIM_FAILED;
+        }
+
+        if (incomplete && j->cfg.drop_caches && !j->timed_out &&
+            j->write_fn(j->root, "/proc/sys/vm/drop_caches", "1", j->write_userdata) >= 0)
+                j->dropped_caches = true;
+        j->run_usec = now_usec(CLOCK_MONOTONIC) - t0;
+        return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+
+struct ReclaimWorker {
+        pthread_t thread;
+        int efd;
+        sd_event_source *io;
+        sd_event_source *timer;
+        ReclaimJob *job;
+        ReclaimDoneFn done;
+        void *userdata;
+        volatile sig_atomic_t cancel;
+        bool running;
+};
+
+static void on_sigusr2(int sig) {
+        /* Nothing: its only purpose is to make a blocked write return EINTR. */
+}
+
+static void *worker_main(void *p) {
+        ReclaimWorker *w = p;
+        sigset_t s;
+        uint64_t one = 1;
+
+        sigemptyset(&s);
+        sigaddset(&s, SIGUSR2);
+        pthread_sigmask(SIG_UNBLOCK, &s, NULL);
+        (void) reclaim_job_run(w->job, &w->cancel);
+        while (write(w->efd, &one, sizeof one) < 0 && errno == EINTR)
+                ;
+        return NULL;
+}
+
+static void worker_finish(ReclaimWorker *w) {
+        if (!w->running)
+                return;
+        pthread_join(w->thread, NULL);
+        w->running = false;
+        w->io = sd_event_source_disable_unref(w->io);
+        w->timer = sd_event_source_disable_unref(w->timer);
+        ReclaimJob *j = TAKE_PTR(w->job);
+        if (w->done)
+                w->done(j, w->userdata);
+        else
+                reclaim_job_free(j);
+}
+
+static int on_worker_done(sd_event_source *s, int fd, uint32_t revents, void *userdata) {
+        ReclaimWorker *w = userdata;
+        uint64_t v;
+        (void) read(fd, &v, sizeof v);
+        worker_finish(w);
+        return 0;
+}
+
+static int on_worker_timeout(sd_event_source *s, uint64_t usec, void *userdata) {
+        ReclaimWorker *w = userdata;
+        w->cancel = 1;
+        if (w->running)
+                pthread_kill(w->thread, SIGUSR2);
+        return 0;
+}
+
+int reclaim_worker_start(ReclaimWorker **wp, sd_event *e, ReclaimJob *j, ReclaimDoneFn done, void *userdata) {
+        ReclaimWorker *w = *wp;
+        struct sigaction sa = { .sa_handler = on_sigusr2 }; /* no SA_RESTART: writes return EINTR */
+        sigset_t block;
+        int r;
+
+        if (w && w->running)
+                return -EBUSY;
+        if (!w) {
+                w = calloc(1, sizeof(ReclaimWorker));
+                if (!w)
+                        return -ENOMEM;
+                w->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+                if (w->efd < 0) {
+                        r = negative_errno();
+                        free(w);
+                        return r;
+                }
+                *wp = w;
+        }
+        sigemptyset(&sa.sa_mask);
+        if (sigaction(SIGUSR2, &sa, NULL) < 0)
+                return negative_errno();
+        r = sd_event_add_io(e, &w->io, w->efd, EPOLLIN, on_worker_done, w);
+        if (r < 0)
+                return r;
+        r = sd_event_add_time_relative(e, &w->timer, CLOCK_MONOTONIC, j->cfg.timeout_usec + USEC_PER_SEC, 0,
+                                       on_worker_timeout, w);
+        if (r < 0) {
+                w->io = sd_event_source_disable_unref(w->io);
+                return r;
+        }
+        w->job = j;
+        w->done = done;
+        w->userdata = userdata;
+        w->cancel = 0;
+
+        /* The thread starts with SIGUSR2 blocked and unblocks it itself; the loop thread keeps it blocked. */
+        sigemptyset(&block);
+        sigaddset(&block, SIGUSR2);
+        pthread_sigmask(SIG_BLOCK, &block, NULL);
+        r = -pthread_create(&w->thread, NULL, worker_main, w);
+        if (r < 0) {
+                w->io = sd_event_source_disable_unref(w->io);
+                w->timer = sd_event_source_disable_unref(w->timer);
+                w->job = NULL;
+                return r;
+        }
+        w->running = true;
+        return 0;
+}
+
+bool reclaim_worker_busy(const ReclaimWorker *w) {
+        return w && w->running;
+}
+
+ReclaimWorker *reclaim_worker_stop(ReclaimWorker *w) {
+        if (!w)
+                return NULL;
+        if (w->running) {
+                w->cancel = 1;
+                pthread_kill(w->thread, SIGUSR2);
+                worker_finish(w);
+        }
+        sd_event_source_disable_unref(w->io);
+        sd_event_source_disable_unref(w->timer);
+        if (w->efd >= 0)
+                close(w->efd);
+        free(w);
+        return NULL;
+}

@@ -1,0 +1,267 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <sys/stat.h>
+
+#include "log.h"
+#include "source-memcg-tree.h"
+#include "util.h"
+
+void memcg_scan_done(MemcgScan *s) {
+        if (!s)
+                return;
+        for (size_t i = 0; i < s->n_holders; i++)
+                free(s->holders[i].path);
+        free(s->holders);
+        *s = (MemcgScan){ 0 };
+}
+
+typedef struct ScanCtx {
+        const char *root;
+        const char *mount;
+        uint64_t min_bytes;
+        MemcgScan *out;
+} ScanCtx;
+
+static int read_cg_file(ScanCtx *c, const char *cg, const char *file, char **ret, size_t *ret_len) {
+        _cleanup_(freep) char *p = NULL;
+        if (asprintf(&p, "%s%s/%s", c->mount, streq(cg, "/") ? "" : cg, file) < 0)
+                return -ENOMEM;
+        c->out->files_read++;
+        return read_file_at(c->root, p, 4 * 1024 * 1024, ret, ret_len);
+}
+
+static int read_cg_u64(ScanCtx *c, const char *cg, const char *file, uint64_t *ret) {
+        _cleanup_(freep) char *buf = NULL;
+        size_t len;
+        int r = read_cg_file(c, cg, file, &buf, &len);
+        if (r < 0)
+                return r;
+        const char *p = buf;
+        return scan_u64(&p, buf + len, ret);
+}
+
+/* Child cgroup names (directories) of cg.  NULL-terminated list in *ret. */
+static int list_children(ScanCtx *c, const char *cg, char ***ret, size_t *ret_n) {
+        _cleanup_(freep) char *p = NULL, *full = NULL;
+        char **v = NULL;
+        size_t n = 0;
+        DIR *d;
+
+        if (asprintf(&p, "%s%s", c->mount, streq(cg, "/") ? "" : cg) < 0 || path_join_root(c->root, p, &full) < 0)
+                return -ENOMEM;
+        d = opendir(full);
+        if (!d)
+                return negative_errno();
+        for (struct dirent *de; (de = readdir(d));) {
+                if (de->d_name[0] == '.')
+                        continue;
+                if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+                        continue;
+                if (de->d_type == DT_UNKNOWN) {
+                        struct stat st;
+                        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
+                                continue;
+                }
+                char **nv = realloc(v, (n + 2) * sizeof(char *));
+                if (!nv) {
+                        closedir(d);
+                        strv_freep(&v);
+                        return -ENOMEM;
+                }
+                v = nv;
+                if (asprintf(&v[n], "%s/%s", streq(cg, "/") ? "" : cg, de->d_name) < 0) {
+                        closedir(d);
+                        v[n] = NULL;
+                        strv_freep(&v);
+                        return -ENOMEM;
+                }
+                v[++n] = NULL;
+        }
+        closedir(d);
+        *ret = v;
+        *ret_n = n;
+        return 0;
+}
+
+static int add_holder(ScanCtx *c, const char *cg, uint64_t dying, uint64_t dying_bytes, uint64_t usage, unsigned live) {
+        MemcgScan *s = c->out;
+        MemcgHolder *n = realloc(s->holders, (s->n_holders + 1) * sizeof(MemcgHolder));
+        if (!n)
+                return -ENOMEM;
+        s->holders = n;
+        s->holders[s->n_holders] = (MemcgHolder){ strdup(cg), dying, dying_bytes, usage, live };
+        if (!s->holders[s->n_holders].path)
+                return -ENOMEM;
+        s->n_holders++;
+        s->dying_total += dying;
+        return 0;
+}
+
+/* v2: the memory-dying count of a cgroup from cgroup.stat; -ENOENT when it vanished. */
+static int v2_dying(ScanCtx *c, const char *cg, uint64_t *ret) {
+        _cleanup_(freep) char *buf = NULL;
+        CgroupStat st;
+        size_t len;
+        int r = read_cg_file(c, cg, "cgroup.stat", &buf, &len);
+        if (r < 0)
+                return r;
+        r = cgroup_stat_parse(buf, len, &st);
+        if (r < 0)
+                return r;
+        int64_t v = st.nr_dying_subsys_memory >= 0 ? st.nr_dying_subsys_memory : st.nr_dying_descendants;
+        *ret = v > 0 ? (uint64_t) v : 0;
+        return 0;
+}
+
+static int scan_v2(ScanCtx *c, const char *cg, uint64_t dying, bool is_hierarchy_root) {
+        _cleanup_(strv_freep) char **kids = NULL;
+        uint64_t below = 0;
+        size_t n = 0;
+        int r;
+
+        c->out->cgroups_visited++;
+        r = list_children(c, cg, &kids, &n);
+        if (r == -ENOENT)
+                return 0;
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t d;
+                r = v2_dying(c, kids[i], &d);
+                if (r == -ENOENT || r == -ENODEV)
+                        continue;
+                if (r < 0)
+                        return r;
+                below += d;
+                if (d > 0) {
+                        r = scan_v2(c, kids[i], d, false);
+                        if (r < 0)
+                                return r;
+                }
+        }
+        if (!is_hierarchy_root && dying > below) {
+                uint64_t usage = 0;
+                (void) read_cg_u64(c, cg, "memory.current", &usage);
+                return add_holder(c, cg, dying - below, 0, usage, (unsigned) n);
+        }
+        return 0;
+}
+
+/* v1: own pages of a cgroup, from the non-hierarchical fields of memory.stat. */
+static int v1_local_bytes(ScanCtx *c, const char *cg, uint64_t *ret) {
+        _cleanup_(freep) char *buf = NULL;
+        const char *pos, *end, *line;
+        uint64_t total = 0;
+        size_t len, l;
+        int r = read_cg_file(c, cg, "memory.stat", &buf, &len);
+
+        if (r < 0)
+                return r;
+        pos = buf;
+        end = buf + len;
+        while (next_line(&pos, end, &line, &l)) {
+                static const char *const keys[] = { "cache", "rss" };
+                for (size_t k = 0; k < ELEMENTSOF(keys); k++)
+                        if (line_has_key(line, l, keys[k], " ")) {
+                                const char *v = line + strlen(keys[k]);
+                                uint64_t x;
+                                if (scan_u64(&v, line + l, &x) >= 0)
+                                        total += x;
+                        }
+        }
+        *ret = total;
+        return 0;
+}
+
+/* v1: returns the hierarchical usage of cg in *ret_usage and records it as a holder if it has a surplus. */
+static int scan_v1(ScanCtx *c, const char *cg, bool is_hierarchy_root, uint64_t *ret_usage) {
+        _cleanup_(strv_freep) char **kids = NULL;
+        uint64_t usage = 0, children = 0;
+        size_t n = 0;
+        unsigned live = 0;
+        int r;
+
+        c->out->cgroups_visited++;
+        r = read_cg_u64(c, cg, "memory.usage_in_bytes", &usage);
+        if (r < 0)
+                return r;
+        r = list_children(c, cg, &kids, &n);
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t u;
+                r = scan_v1(c, kids[i], false, &u);
+                if (r == -ENOENT || r == -ENODEV)
+                        continue; /* removed while we looked */
+                if (r < 0)
+                        return r;
+                children += u;
+                live++;
+        }
+        *ret_usage = usage;
+        if (is_hierarchy_root || usage <= children + c->min_bytes)
+                return 0;
+        uint64_t local = 0;
+        r = v1_local_bytes(c, cg, &local);
+        if (r < 0)
+                return r == -ENOENT ? 0 : r;
+        uint64_t surplus = usage - children;
+        if (surplus > local + c->min_bytes)
+                return add_holder(c, cg, 0, surplus - local, usage, live);
+        return 0;
+}
+
+static int holder_compare(const void *a, const void *b) {
+        const MemcgHolder *x = a, *y = b;
+        if (x->dying != y->dying)
+                return x->dying > y->dying ? -1 : 1;
+        if (x->dying_bytes != y->dying_bytes)
+                return x->dying_bytes > y->dying_bytes ? -1 : 1;
+        return strcmp(x->path, y->path);
+}
+
+int memcg_scan_holders(const char *root, const char *mount, CgroupMode mode, char *const *roots, uint64_t min_bytes,
+                       MemcgScan *ret) {
+        MemcgScan out = { .mode = mode };
+        ScanCtx c = { root, mount, min_bytes, &out };
+        _cleanup_(strv_freep) char **top = NULL;
+        char *const *list = roots;
+        size_t n;
+        int r = 0;
+
+        if (mode != CGROUP_MEMORY_V1 && mode != CGROUP_MEMORY_V2)
+                return -EOPNOTSUPP;
+        /* Default roots: every top-level cgroup (the hierarchy root itself never). */
+        if (!roots || !roots[0]) {
+                r = list_children(&c, "/", &top, &n);
+                if (r < 0)
+                        return r;
+                list = top;
+        }
+        for (size_t i = 0; list && list[i] && r >= 0; i++) {
+                const char *cg = list[i];
+                if (streq(cg, "/") || cg[0] != '/')
+                        continue;
+                if (mode == CGROUP_MEMORY_V2) {
+                        uint64_t d;
+                        r = v2_dying(&c, cg, &d);
+                        if (r >= 0 && d > 0)
+                                r = scan_v2(&c, cg, d, false);
+                } else {
+                        uint64_t u;
+                        r = scan_v1(&c, cg, false, &u);
+                }
+                if (r == -ENOENT || r == -ENODEV)
+                        r = 0;
+        }
+        if (r < 0) {
+                memcg_scan_done(&out);
+                return r;
+        }
+        if (out.n_holders > 1)
+                qsort(out.holders, out.n_holders, sizeof(MemcgHolder), holder_compare);
+        *ret = out;
+        return 0;
+}

@@ -1,0 +1,360 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* source-memcg-tree.c and act-reclaim.c on fake cgroup trees, with writes recorded or failed on purpose. */
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <sys/stat.h>
+
+#include "test-helpers.h"
+
+#include "act-reclaim.h"
+#include "log.h"
+#include "source-memcg-tree.h"
+
+static char *mktmp(void) {
+        char *d = strdup("/tmp/pcptune-test-reclaim.XXXXXX");
+        assert_non_null(mkdtemp(d));
+        return d;
+}
+
+static void rm_rf(const char *d) {
+        char *cmd;
+        assert_true(asprintf(&cmd, "rm -rf '%s'", d) > 0);
+        assert_int_equal(system(cmd), 0);
+        free(cmd);
+}
+
+/* Write root/MOUNT/cg/file with text. */
+static void put(const char *root, const char *cg, const char *file, const char *text) {
+        char *dir, *path;
+        assert_true(asprintf(&dir, "%s/cg%s", root, cg) > 0);
+        assert_int_equal(mkdir_p(dir, 0755), 0);
+        assert_true(asprintf(&path, "%s/%s", dir, file) > 0);
+        assert_int_equal(write_file_atomic(path, text, strlen(text), 0644), 0);
+        free(dir);
+        free(path);
+}
+
+static void v2_cg(const char *root, const char *cg, unsigned dying) {
+        char buf[128];
+        snprintf(buf, sizeof buf, "nr_descendants 0\nnr_dying_descendants %u\n", dying);
+        put(root, cg, "cgroup.stat", buf);
+        put(root, cg, "memory.current", "1048576\n");
+        put(root, cg, "memory.reclaim", "");
+}
+
+/* A v2 tree: /a holds 3 dying directly and its child /a/x holds 2; /b holds none; /c holds 7. */
+static char *v2_tree(void) {
+        char *root = mktmp();
+        v2_cg(root, "/", 12);
+        v2_cg(root, "/a", 5);
+        v2_cg(root, "/a/x", 2);
+        v2_cg(root, "/a/y", 0);
+        v2_cg(root, "/b", 0);
+        v2_cg(root, "/c", 7);
+        return root;
+}
+
+static void v1_cg(const char *root, const char *cg, uint64_t usage, uint64_t local) {
+        char buf[256];
+        snprintf(buf, sizeof buf, "%" PRIu64 "\n", usage);
+        put(root, cg, "memory.usage_in_bytes", buf);
+        snprintf(buf, sizeof buf, "cache %" PRIu64 "\nrss 0\nrss_huge 0\nshmem 0\ntotal_cache %" PRIu64 "\n", local, usage);
+        put(root, cg, "memory.stat", buf);
+        put(root, cg, "memory.force_empty", "");
+}
+
+/* A v1 tree: /p1 (no live children) holds 8 MiB of removed children; /p2 has a live child with 2 MiB and
+ * 1 MiB of its own, nothing of removed ones; /p3 holds 4 MiB of removed children and has a live child. */
+static char *v1_tree(void) {
+        char *root = mktmp();
+        v1_cg(root, "/", 100 << 20, 10 << 20);
+        v1_cg(root, "/p1", 8 << 20, 0);
+        v1_cg(root, "/p2", 3 << 20, 1 << 20);
+        v1_cg(root, "/p2/live", 2 << 20, 2 << 20);
+        v1_cg(root, "/p3", 5 << 20, 0);
+        v1_cg(root, "/p3/live", 1 << 20, 1 << 20);
+        return root;
+}
+
+static void test_scan_v2(void **state) {
+        char *root = v2_tree();
+        MemcgScan s;
+
+        assert_int_equal(memcg_scan_holders(root, "/cg", CGROUP_MEMORY_V2, NULL, 0, &s), 0);
+        assert_int_equal(s.n_holders, 3);
+        assert_string_equal(s.holders[0].path, "/c");
+        assert_int_equal(s.holders[0].dying, 7);
+        assert_string_equal(s.holders[1].path, "/a");
+        assert_int_equal(s.holders[1].dying, 3);
+        assert_int_equal(s.holders[1].live_children, 2);
+        assert_string_equal(s.holders[2].path, "/a/x");
+        assert_int_equal(s.holders[2].dying, 2);
+        assert_int_equal(s.dying_total, 12);
+        memcg_scan_done(&s);
+
+        /* Only inside the named roots; a missing root is skipped; the hierarchy root is never a holder. */
+        char *roots[] = { (char *) "/a", (char *) "/gone", (char *) "/", NULL };
+        assert_int_equal(memcg_scan_holders(root, "/cg", CGROUP_MEMORY_V2, roots, 0, &s), 0);
+        assert_int_equal(s.n_holders, 2);
+        assert_string_equal(s.holders[0].path, "/a");
+        assert_string_equal(s.holders[1].path, "/a/x");
+        memcg_scan_done(&s);
+        rm_rf(root);
+        free(root);
+}
+
+static void test_scan_v1(void **state) {
+        char *root = v1_tree();
+        MemcgScan s;
+
+        assert_int_equal(memcg_scan_holders(root, "/cg", CGROUP_MEMORY_V1, NULL, 64 * 1024, &s), 0);
+        assert_int_equal(s.n_holders, 2);
+        assert_string_equal(s.holders[0].path, "/p1");
+        assert_int_equal(s.holders[0].dying_bytes, 8 << 20);
+        assert_int_equal(s.holders[0].live_children, 0);
+        assert_string_equal(s.holders[1].path, "/p3");
+        assert_int_equal(s.holders[1].dying_bytes, 4 << 20);
+        assert_int_equal(s.holders[1].live_children, 1);
+        memcg_scan_done(&s);
+        rm_rf(root);
+        free(root);
+}
+
+/* Injected writes: record them, fail some on purpose. */
+typedef struct Recorder {
+        char log[8192];
+        const char *fail_path;   /* substring */
+        int fail_error;
+        int eagain_after;        /* v2: EAGAIN after this many writes to one file (0: never) */
+        unsigned writes;
+        bool block;              /* block until a signal interrupts */
+        const char *remove_dir;  /* removed before the write (a cgroup that vanishes meanwhile) */
+} Recorder;
+
+static int record_write(const char *root, const char *path, const char *value, void *userdata) {
+        Recorder *r = userdata;
+        size_t l = strlen(r->log);
+        snprintf(r->log + l, sizeof r->log - l, "%s=%s\n", path, value);
+        r->writes++;
+        if (r->block) {
+                pause(); /* SIGUSR2 from the worker's timeout ends it */
+                return -EINTR;
+        }
+        if (r->remove_dir && strstr(path, r->remove_dir)) {
+                char *d;
+                assert_true(asprintf(&d, "%s/cg%s", root, r->remove_dir) > 0);
+                rm_rf(d);
+                free(d);
+        }
+        if (r->fail_path && strstr(path, r->fail_path))
+                return r->fail_error;
+        if (r->eagain_after && r->writes > (unsigned) r->eagain_after)
+                return -EAGAIN;
+        return write_file_at(root, path, value);
+}
+
+static ActionReclaimDying cfg_default(void) {
+        return (ActionReclaimDying){ .cgroup = (char *) "auto", .max_bytes = 64 << 20, .step_bytes = 16 << 20,
+                                     .timeout_usec = 10 * USEC_PER_SEC, .min_dying = 1 };
+}
+
+static void test_job_v2_budget(void **state) {
+        char *root = v2_tree();
+        ActionReclaimDying cfg = cfg_default();
+        Recorder rec = { 0 };
+        ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+
+        j->write_fn = record_write;
+        j->write_userdata = &rec;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->n_results, 3);
+        /* 64 MiB over 3 holders: at least one 16 MiB step each, never more than max in all. */
+        assert_true(j->bytes_total <= 64 << 20);
+        assert_int_equal(j->results[0].outcome, RECLAIM_DONE);
+        assert_true(j->results[0].writes >= 1);
+        assert_non_null(strstr(rec.log, "/cg/c/memory.reclaim=16777216"));
+        assert_non_null(strstr(rec.log, "/cg/a/memory.reclaim="));
+        assert_null(strstr(rec.log, "/cg/b/"));
+        assert_null(strstr(rec.log, "force_empty"));
+        reclaim_job_free(j);
+
+        /* EAGAIN ends a subtree early; min-dying filters small holders. */
+        cfg.min_dying = 3;
+        Recorder r2 = { .eagain_after = 1 };
+        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = record_write;
+        j->write_userdata = &r2;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->n_results, 2);
+        assert_int_equal(j->results[0].writes, 1);
+        assert_int_equal(j->results[1].writes, 0);
+        assert_int_equal(j->results[1].outcome, RECLAIM_DONE);
+        reclaim_job_free(j);
+        rm_rf(root);
+        free(root);
+}
+
+static void test_job_errors(void **state) {
+        char *root = v2_tree();
+        ActionReclaimDying cfg = cfg_default();
+        struct {
+                const char *path;
+                int error;
+                ReclaimOutcome outcome;
+        } cases[] = {
+                { "/cg/c/", -ENOENT, RECLAIM_GONE },
+                { "/cg/c/", -EBUSY, RECLAIM_BUSY },
+                { "/cg/c/", -EINVAL, RECLAIM_FAILED },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Recorder rec = { .fail_path = cases[i].path, .fail_error = cases[i].error };
+                ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+                j->write_fn = record_write;
+                j->write_userdata = &rec;
+                assert_int_equal(reclaim_job_run(j, NULL), 0);
+                assert_string_equal(j->results[0].path, "/c");
+                assert_int_equal(j->results[0].outcome, cases[i].outcome);
+                assert_int_equal(j->results[0].error, cases[i].error);
+                /* The others still run. */
+                assert_int_equal(j->results[1].outcome, RECLAIM_DONE);
+                reclaim_job_free(j);
+        }
+
+        /* A cgroup removed while being reclaimed: the write finds it gone. */
+        Recorder rec = { .remove_dir = "/c" };
+        ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = record_write;
+        j->write_userdata = &rec;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->results[0].outcome, RECLAIM_GONE);
+        assert_int_equal(j->results[1].outcome, RECLAIM_DONE);
+        reclaim_job_free(j);
+        rm_rf(root);
+        free(root);
+}
+
+static void test_job_v1_policy(void **state) {
+        char *root = v1_tree();
+        ActionReclaimDying cfg = cfg_default();
+        ForceEmpty modes[] = { FORCE_EMPTY_NO, FORCE_EMPTY_CHILDLESS, FORCE_EMPTY_YES };
+        const char *expect_p1[] = { NULL, "/cg/p1/memory.force_empty=0", "/cg/p1/memory.force_empty=0" };
+        const char *expect_p3[] = { NULL, NULL, "/cg/p3/memory.force_empty=0" };
+
+        for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
+                Recorder rec = { 0 };
+                cfg.force_empty = modes[i];
+                ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, false);
+                j->write_fn = record_write;
+                j->write_userdata = &rec;
+                assert_int_equal(reclaim_job_run(j, NULL), 0);
+                assert_int_equal(j->n_results, 2);
+                if (expect_p1[i])
+                        assert_non_null(strstr(rec.log, expect_p1[i]));
+                else
+                        assert_int_equal(j->results[0].outcome, RECLAIM_SKIPPED_POLICY);
+                if (expect_p3[i])
+                        assert_non_null(strstr(rec.log, expect_p3[i]));
+                else
+                        assert_int_equal(j->results[1].outcome, RECLAIM_SKIPPED_POLICY);
+                /* Never the root cgroup, never a cgroup without removed children. */
+                assert_null(strstr(rec.log, "/cg/memory.force_empty"));
+                assert_null(strstr(rec.log, "/cg/p2/"));
+                assert_null(strstr(rec.log, "drop_caches"));
+                reclaim_job_free(j);
+        }
+
+        /* drop_caches only when the policy allows it and something could not be reclaimed. */
+        Recorder rec = { 0 };
+        cfg.force_empty = FORCE_EMPTY_CHILDLESS;
+        cfg.drop_caches = true;
+        put(root, "/../proc/sys/vm", "drop_caches", "");
+        ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, false);
+        j->write_fn = record_write;
+        j->write_userdata = &rec;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_non_null(strstr(rec.log, "/proc/sys/vm/drop_caches=1"));
+        assert_true(j->dropped_caches);
+        reclaim_job_free(j);
+
+        /* Dry-run: the same scan, no write at all. */
+        Recorder dry = { 0 };
+        cfg.force_empty = FORCE_EMPTY_YES;
+        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, true);
+        j->write_fn = record_write;
+        j->write_userdata = &dry;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->n_results, 2);
+        assert_int_equal(dry.writes, 0);
+        reclaim_job_free(j);
+        rm_rf(root);
+        free(root);
+}
+
+static void test_job_explicit_cgroup(void **state) {
+        char *root = v1_tree();
+        ActionReclaimDying cfg = cfg_default();
+        Recorder rec = { 0 };
+        cfg.cgroup = (char *) "/p3";
+        cfg.force_empty = FORCE_EMPTY_CHILDLESS; /* /p3 has a live child: not allowed */
+        ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, false);
+        j->write_fn = record_write;
+        j->write_userdata = &rec;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->n_results, 1);
+        assert_string_equal(j->results[0].path, "/p3");
+        assert_int_equal(j->results[0].outcome, RECLAIM_SKIPPED_POLICY);
+        reclaim_job_free(j);
+        rm_rf(root);
+        free(root);
+}
+
+static void on_done(ReclaimJob *j, void *userdata) {
+        *(ReclaimJob **) userdata = j;
+}
+
+/* A write that blocks is interrupted by the worker's timeout (SIGUSR2, EINTR). */
+static void test_worker_timeout(void **state) {
+        char *root = v2_tree();
+        ActionReclaimDying cfg = cfg_default();
+        Recorder rec = { .block = true };
+        sd_event *e = NULL;
+        ReclaimWorker *w = NULL;
+        ReclaimJob *done = NULL;
+        sigset_t ss;
+
+        sigemptyset(&ss);
+        sigaddset(&ss, SIGUSR2);
+        cfg.timeout_usec = 300 * USEC_PER_MSEC;
+        ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = record_write;
+        j->write_userdata = &rec;
+        assert_int_equal(sd_event_new(&e), 0);
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        assert_int_equal(reclaim_worker_start(&w, e, j, on_done, &done), 0);
+        assert_true(reclaim_worker_busy(w));
+        assert_int_equal(reclaim_worker_start(&w, e, j, on_done, &done), -EBUSY);
+        while (!done)
+                assert_true(sd_event_run(e, 5 * USEC_PER_SEC) >= 0);
+        usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
+        assert_true(took < 3 * USEC_PER_SEC);
+        assert_true(done->timed_out);
+        assert_int_equal(done->results[0].outcome, RECLAIM_TIMED_OUT);
+        assert_int_equal(done->results[1].outcome, RECLAIM_NOT_RUN);
+        reclaim_job_free(done);
+        reclaim_worker_stop(w);
+        sd_event_unref(e);
+        rm_rf(root);
+        free(root);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_scan_v2),          cmocka_unit_test(test_scan_v1),
+                cmocka_unit_test(test_job_v2_budget),    cmocka_unit_test(test_job_errors),
+                cmocka_unit_test(test_job_v1_policy),    cmocka_unit_test(test_job_explicit_cgroup),
+                cmocka_unit_test(test_worker_timeout),
+        };
+        log_setup("test-reclaim", LOG_TARGET_NULL, LOG_DEBUG);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
