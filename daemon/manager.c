@@ -20,6 +20,7 @@
 #include "repair.h"
 #include "report.h"
 #include "snapshot.h"
+#include "source-percpu-stats.h"
 
 #define LOCK_FILE "pcptuned.lock"
 #define STATUS_FILE "status.json"
@@ -63,6 +64,11 @@ struct Manager {
         uint64_t est_prev_total, est_prev_percpu_kib;
         bool est_prev_valid;
         double est_cost_bytes;        /* 0 until measured */
+
+        /* percpu_stats holds pcpu_lock with IRQs off for the whole read (3 ms with 12k allocations):
+         * read at most every PERCPU_STATS_MIN_INTERVAL, and stop when one read cost too much. */
+        usec_t percpu_stats_last;
+        usec_t percpu_stats_cost;
 
         bool ready_sent;
         unsigned long samples;
@@ -431,6 +437,40 @@ static void manager_read_dying(Manager *m, uint64_t *ret_dying, uint64_t *ret_pe
         *ret_percpu_kib = meminfo_read(m->root, &mi) >= 0 ? mi.percpu_kib : 0;
 }
 
+#define PERCPU_STATS_MIN_INTERVAL (5 * 60 * USEC_PER_SEC)
+#define PERCPU_STATS_MAX_COST (5 * USEC_PER_MSEC)
+
+/* After a reclaim: what is left in the percpu allocator, if percpu_stats is readable and cheap. */
+static void manager_log_percpu_stats(Manager *m, const char *label) {
+        usec_t now = now_usec(CLOCK_MONOTONIC), t0;
+        PercpuStats st = { 0 };
+        PercpuSummary sum;
+        int r;
+
+        if (m->percpu_stats_cost > PERCPU_STATS_MAX_COST ||
+            (m->percpu_stats_last && now - m->percpu_stats_last < PERCPU_STATS_MIN_INTERVAL))
+                return;
+        t0 = now_usec(CLOCK_MONOTONIC);
+        r = percpu_stats_read(m->root, &st);
+        m->percpu_stats_last = now;
+        m->percpu_stats_cost = now_usec(CLOCK_MONOTONIC) - t0;
+        if (r < 0) {
+                log_debug_errno(r, "percpu_stats not readable (%s): debugfs not mounted or CONFIG_PERCPU_STATS off",
+                                errno_str(r));
+                m->percpu_stats_cost = USEC_INFINITY; /* never again: we do not mount debugfs */
+                return;
+        }
+        percpu_stats_summarize(&st, &sum);
+        log_info("%s: percpu allocator: %" PRId64 " chunks (%" PRId64 " empty), %" PRId64
+                 " empty populated pages per unit, %" PRId64 " KiB free per unit in all chunks "
+                 "(read in %" PRIu64 " us)",
+                 label, sum.chunks, sum.empty_chunks, sum.empty_pop_pages, sum.free_bytes / 1024, m->percpu_stats_cost);
+        if (m->percpu_stats_cost > PERCPU_STATS_MAX_COST)
+                log_info("Reading percpu_stats took %" PRIu64 " us with IRQs off: not reading it again",
+                         m->percpu_stats_cost);
+        percpu_stats_done(&st);
+}
+
 static int on_reclaim_followup(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         uint64_t dying, percpu;
@@ -438,6 +478,7 @@ static int on_reclaim_followup(sd_event_source *s, uint64_t usec, void *userdata
         log_info("%s: 5 s after the reclaim: %" PRIu64 " dying memcgs (%" PRIu64 " before it), Percpu %" PRIu64
                  " kB (%" PRIu64 " kB before it)",
                  strna(m->reclaim_label), dying, m->reclaim_dying_before, percpu, m->reclaim_percpu_before_kib);
+        manager_log_percpu_stats(m, strna(m->reclaim_label));
         m->followup = sd_event_source_disable_unref(m->followup);
         return 0;
 }
