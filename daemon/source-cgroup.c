@@ -409,8 +409,12 @@ static int dir_stack_push(DirStack *s, int fd) {
 /*
  * Count the directories of a tree, top included, without following symlinks
  * and without reading any file: an iterative depth-first walk holding one
- * DIR per level.  A directory removed during the walk (rmdir racing us) is
- * skipped.  0, -ELOOP deeper than CGROUP_WALK_MAX_DEPTH, -errno.
+ * DIR per level.  cgroupfs (kernfs) gives a directory 2 + its subdirectories
+ * as link count, so a directory whose count is 2 is a leaf and is counted
+ * without being opened: one fstatat() per cgroup instead of an open, a
+ * readdir and a close (11,000 cgroups: ~110 ms -> a fraction, see the unit
+ * test).  A directory removed during the walk (rmdir racing us) is skipped.
+ * 0, -ELOOP deeper than CGROUP_WALK_MAX_DEPTH, -errno.
  */
 static int count_directories(const char *path, uint64_t *ret) {
         _cleanup_(dir_stack_done) DirStack stack = {};
@@ -428,6 +432,7 @@ static int count_directories(const char *path, uint64_t *ret) {
         while (stack.n > 0) {
                 DIR *d = stack.dirs[stack.n - 1];
                 struct dirent *de;
+                struct stat st;
 
                 errno = 0;
                 de = readdir(d);
@@ -440,21 +445,24 @@ static int count_directories(const char *path, uint64_t *ret) {
                 }
                 if (streq(de->d_name, ".") || streq(de->d_name, ".."))
                         continue;
-                if (de->d_type != DT_DIR) {
-                        struct stat st;
-
-                        if (de->d_type != DT_UNKNOWN)
-                                continue;
-                        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISDIR(st.st_mode))
-                                continue;
+                if (de->d_type != DT_DIR && de->d_type != DT_UNKNOWN)
+                        continue;
+                if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0) {
+                        if (errno == ENOENT)
+                                continue; /* removed meanwhile */
+                        return negative_errno();
                 }
+                if (!S_ISDIR(st.st_mode))
+                        continue;
+                count++;
+                if (st.st_nlink == 2)
+                        continue; /* no subdirectories: nothing to open */
                 fd = openat(dirfd(d), de->d_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
                 if (fd < 0) {
                         if (errno == ENOENT)
                                 continue;   /* removed meanwhile */
                         return negative_errno();
                 }
-                count++;
                 if (stack.n >= CGROUP_WALK_MAX_DEPTH) {
                         close(fd);
                         return -ELOOP;
