@@ -4,6 +4,7 @@
 #include <limits.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -20,6 +21,8 @@
 #include "repair.h"
 #include "report.h"
 #include "snapshot.h"
+#include "source-procexit.h"
+#include "source-psi.h"
 #include "source-percpu-stats.h"
 
 #define LOCK_FILE "pcptuned.lock"
@@ -53,6 +56,21 @@ struct Manager {
 
         char **warned_rules;         /* "policy/rule" already told about an unavailable metric */
         size_t n_warned_rules;
+
+        /* Event sources that make the daemon sample now instead of at its next tick. */
+        ProcExitSource *procexit;         /* open only while a rule uses proc.exit_rate */
+        const char *exit_unavailable;     /* why proc.exit_rate is unavailable (static text) */
+        char exit_error[160];
+        usec_t procexit_opened;
+        sd_event_source *fast_tick;       /* 1 s ticks while exits flow or an exit rule is active */
+        bool exit_rules_active;
+        int psi_fd;
+        sd_event_source *psi_io;
+        usec_t psi_last;
+        sd_event_source *inotify;
+        sd_event_source *reload_debounce;
+        Snapshot *prev;                   /* the last snapshot: costly sources are reused from it */
+        unsigned zoneinfo_skips, memcg_skips;
 
         ReclaimWorker *reclaim;
         sd_event_source *followup;    /* one more look at dying/Percpu a few seconds after a reclaim */
@@ -90,6 +108,14 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
         reclaim_worker_stop(m->reclaim);
+        proc_exit_source_free(m->procexit);
+        sd_event_source_disable_unref(m->fast_tick);
+        sd_event_source_disable_unref(m->psi_io);
+        if (m->psi_fd >= 0)
+                close(m->psi_fd);
+        sd_event_source_disable_unref(m->inotify);
+        sd_event_source_disable_unref(m->reload_debounce);
+        snapshot_free(m->prev);
         sd_event_source_disable_unref(m->followup);
         free(m->reclaim_label);
         sd_event_source_unref(m->timer);
@@ -117,6 +143,7 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         if (!m)
                 return -ENOMEM;
         m->lock_fd = -EBADF;
+        m->psi_fd = -EBADF;
         m->root = strdup(cfg->root ?: "/");
         m->state_dir = strdup(cfg->state_dir ?: STATE_DIR_DEFAULT);
         m->policy_dir = cfg->policy_dir ? strdup(cfg->policy_dir) : NULL;
@@ -344,8 +371,16 @@ static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
                             d->policy->name, d->rule->name, pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf));
 
         snprintf(reason, sizeof reason, "pcp.high %s", pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf));
+        int64_t old = 0;
         r = knob_apply(&m->pcp_knob, m->root, m->journal, m->dry_run, d->fraction,
-                       &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason }, NULL);
+                       &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason }, &old);
+        if (r == KNOB_WRITTEN && d->fraction != 0 && (old == 0 || d->fraction > old)) {
+                /* Lower limits: busy CPUs clamp at their next allocation or free; idle ones only decay,
+                 * 1/8 per vmstat tick.  vm.stat_refresh runs one decay step on every CPU now. */
+                int q = write_file_at(m->root, "/proc/sys/vm/stat_refresh", "1");
+                if (q < 0 && q != -ENOENT)
+                        log_debug_errno(q, "Failed to write vm.stat_refresh: %s", errno_str(q));
+        }
         if (r == KNOB_WRITTEN) {
                 _cleanup_(freep) char *msg = NULL;
                 int q = pcp_confirm(m->root, d->fraction, &msg);
@@ -596,12 +631,13 @@ static void manager_start_reclaim(Manager *m, const Snapshot *s, const PlannedAc
         free(m->reclaim_label);
         if (asprintf(&m->reclaim_label, "%s/%s", a->policy->name, a->rule->name) < 0)
                 m->reclaim_label = NULL;
-        m->reclaim_dying_before = s->memcg.dying;
-        m->reclaim_percpu_before_kib = s->meminfo.percpu_kib;
+        /* The sample may have reused a costly memcg count: read it now. */
+        manager_read_dying(m, &m->reclaim_dying_before, &m->reclaim_percpu_before_kib);
         m->reclaim_started = now_usec(CLOCK_MONOTONIC);
         eval_state_action_done(m->eval, a->policy, a->rule, m->reclaim_started);
         log_info("%s: %s subtrees holding dying memcgs (%" PRIu64 " dying, Percpu %" PRIu64 " kB)",
-                 strna(m->reclaim_label), m->dry_run ? "looking for" : "reclaiming", s->memcg.dying, s->meminfo.percpu_kib);
+                 strna(m->reclaim_label), m->dry_run ? "looking for" : "reclaiming", m->reclaim_dying_before,
+                 m->reclaim_percpu_before_kib);
 
         if (m->once || !m->event) {
                 /* No loop to come back to: a loop of our own for the one job, bounded the same way. */
@@ -664,28 +700,76 @@ static void manager_write_status(Manager *m, const ReportInput *in) {
         json_object_put(o);
 }
 
-/* One sample: sources -> snapshot -> evaluation -> plan -> actuators. */
-static int manager_sample(Manager *m) {
+/*
+ * What to read again: zoneinfo and the v1 memcg directory walk cost more as
+ * the host grows; when a read took more than ZONEINFO_COSTLY / MEMCG_COSTLY
+ * of CPU, it is reused for up to that many multiples of samples (at most 5).
+ * A cheap sample (exit storms, PSI events) reuses both.
+ */
+#define ZONEINFO_COSTLY (1 * USEC_PER_MSEC)
+#define MEMCG_COSTLY (20 * USEC_PER_MSEC) /* v1: the walk costs ~2.6 us per cgroup (11,000: 28 ms) */
+
+static unsigned manager_reuse_flags(Manager *m, bool cheap) {
+        unsigned flags = 0;
+        if (!m->prev)
+                return 0;
+        if (cheap)
+                return SNAPSHOT_REUSE_ZONEINFO | SNAPSHOT_REUSE_MEMCG;
+        unsigned zk = (unsigned) MIN(m->prev->zoneinfo_cost_usec / ZONEINFO_COSTLY, (usec_t) 5);
+        unsigned mk = (unsigned) MIN(m->prev->memcg_cost_usec / MEMCG_COSTLY, (usec_t) 5);
+        if (zk > 0 && m->zoneinfo_skips < zk) {
+                flags |= SNAPSHOT_REUSE_ZONEINFO;
+                m->zoneinfo_skips++;
+        } else
+                m->zoneinfo_skips = 0;
+        if (mk > 0 && m->memcg_skips < mk) {
+                flags |= SNAPSHOT_REUSE_MEMCG;
+                m->memcg_skips++;
+        } else
+                m->memcg_skips = 0;
+        return flags;
+}
+
+static bool rule_uses_exits(const Rule *r) {
+        return condition_uses_metric(&r->when, METRIC_PROC_EXIT_RATE) ||
+               condition_uses_metric(&r->until, METRIC_PROC_EXIT_RATE);
+}
+
+static void manager_exit_metric(Manager *m, MetricValues *mv, usec_t now) {
+        if (m->procexit) {
+                metric_set(mv, METRIC_PROC_EXIT_RATE, proc_exit_rate(m->procexit, now));
+                return;
+        }
+        mv->available[METRIC_PROC_EXIT_RATE] = false;
+        mv->why_unavailable[METRIC_PROC_EXIT_RATE] = m->exit_unavailable ?: "no rule uses it";
+}
+
+/* One sample: sources -> snapshot -> evaluation -> plan -> actuators.  cheap: reuse costly sources. */
+static int manager_sample_full(Manager *m, bool cheap) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
         _cleanup_(plan_done) Plan plan = { 0 };
         MetricValues mv;
         usec_t cpu0 = now_usec(CLOCK_THREAD_CPUTIME_ID), now;
         int r;
 
-        r = snapshot_take(m->root, &s);
+        r = snapshot_take_reuse(m->root, m->prev, manager_reuse_flags(m, cheap), &s);
         if (r < 0) {
                 m->sample_failures++;
                 return log_error_errno(r, "Failed to read the kernel's memory state below %s: %s%s", m->root,
                                        errno_str(r), m->once ? "" : ", will retry");
         }
         metrics_from_snapshot(s, &mv);
-        manager_estimate_memcg_cost(m, s);
         now = now_usec(CLOCK_MONOTONIC);
+        manager_exit_metric(m, &mv, now);
+        manager_estimate_memcg_cost(m, s);
 
         r = policy_eval(m->policies, s, &mv, m->eval, now, &plan);
         if (r < 0)
                 return log_error_errno(r, "Failed to evaluate policies: %s", errno_str(r));
         manager_log_rules(m, &plan, &mv);
+        m->exit_rules_active = false;
+        for (size_t i = 0; i < plan.n_rules; i++)
+                m->exit_rules_active |= plan.rules[i].verdict == RULE_ACTIVE && rule_uses_exits(plan.rules[i].rule);
         bool wrote = manager_apply_pcp(m, s, &plan);
         manager_run_actions(m, s, &plan, wrote);
 
@@ -700,7 +784,8 @@ static int manager_sample(Manager *m) {
                         json_object *o = report_to_json(&in);
                         if (!o)
                                 return log_oom();
-                        fprintf(m->report, "%s\n", json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+                        fprintf(m->report, "%s\n",
+                                json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
                         json_object_put(o);
                 } else
                         report_print(m->report, &in);
@@ -714,8 +799,174 @@ static int manager_sample(Manager *m) {
                 }
                 manager_write_status(m, &in);
         }
-        log_debug("Sample %lu took %" PRIu64 " us of CPU", m->samples, m->last_sample_cpu_usec);
+        log_debug("Sample %lu took %" PRIu64 " us of CPU%s%s%s", m->samples, m->last_sample_cpu_usec,
+                  cheap ? " (cheap)" : "", s->zoneinfo_reused ? ", zoneinfo reused" : "",
+                  s->memcg_reused ? ", memcg counts reused" : "");
+        snapshot_free(m->prev);
+        m->prev = TAKE_PTR(s);
         return 0;
+}
+
+static int manager_sample(Manager *m) {
+        return manager_sample_full(m, false);
+}
+
+/* ---- event sources ---------------------------------------------------- */
+
+static int on_fast_tick(sd_event_source *es, uint64_t usec, void *userdata);
+
+/* 1 s ticks while exits flow, an exit rule is active, or in the minute after the last exit
+ * (long enough for the `for` of an until: to elapse); none otherwise. */
+static void manager_arm_fast_tick(Manager *m) {
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+        bool want = m->procexit && (proc_exit_rate(m->procexit, now) > 0 || m->exit_rules_active ||
+                                    (proc_exit_last(m->procexit) && now - proc_exit_last(m->procexit) < 60 * USEC_PER_SEC));
+        int enabled = SD_EVENT_OFF;
+
+        if (!want || !m->event) {
+                if (m->fast_tick)
+                        (void) sd_event_source_set_enabled(m->fast_tick, SD_EVENT_OFF);
+                return;
+        }
+        if (m->fast_tick && sd_event_source_get_enabled(m->fast_tick, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+                return;
+        if (!m->fast_tick) {
+                if (sd_event_add_time_relative(m->event, &m->fast_tick, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_fast_tick,
+                                               m) < 0)
+                        return;
+        } else {
+                (void) sd_event_source_set_time_relative(m->fast_tick, USEC_PER_SEC);
+                (void) sd_event_source_set_enabled(m->fast_tick, SD_EVENT_ONESHOT);
+        }
+}
+
+static int on_fast_tick(sd_event_source *es, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        (void) manager_sample_full(m, true);
+        (void) sd_event_source_set_enabled(es, SD_EVENT_OFF);
+        manager_arm_fast_tick(m);
+        return 0;
+}
+
+static void on_exits(void *userdata) {
+        manager_arm_fast_tick(userdata);
+}
+
+static int on_psi(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
+        Manager *m = userdata;
+        usec_t now = now_usec(CLOCK_MONOTONIC);
+
+        if (revents & EPOLLERR) {
+                log_warning("The PSI trigger reported an error; sampling at the interval only");
+                m->psi_io = sd_event_source_disable_unref(m->psi_io);
+                m->psi_fd = (close(m->psi_fd), -EBADF);
+                return 0;
+        }
+        /* The kernel signals at most once per window; never sample more than once a second. */
+        if (now - m->psi_last >= USEC_PER_SEC) {
+                m->psi_last = now;
+                log_debug("Memory pressure crossed the trigger: sampling now");
+                (void) manager_sample_full(m, true);
+        }
+        return 0;
+}
+
+/* The lowest some/full percentage a rule compares a PSI metric against (> or >=). */
+static void psi_walk(const Expr *e, double *some, double *full) {
+        if (!e)
+                return;
+        if (e->kind == EXPR_CMP && (e->op == CMP_GT || e->op == CMP_GE)) {
+                if (e->metric >= METRIC_PSI_MEMORY_SOME_AVG10 && e->metric <= METRIC_PSI_MEMORY_SOME_AVG300)
+                        *some = MIN(*some, e->value);
+                else if (e->metric >= METRIC_PSI_MEMORY_FULL_AVG10 && e->metric <= METRIC_PSI_MEMORY_FULL_AVG300)
+                        *full = MIN(*full, e->value);
+        }
+        psi_walk(e->a, some, full);
+        psi_walk(e->b, some, full);
+}
+
+#define PSI_WINDOW_USEC (2 * USEC_PER_SEC) /* a multiple of 2 s: allowed without CAP_SYS_RESOURCE on 6.5+ */
+
+static void manager_update_psi(Manager *m) {
+        double some = 101, full = 101;
+        bool uses = false;
+
+        for (size_t i = 0; m->policies && i < m->policies->n_policies; i++)
+                for (size_t k = 0; k < m->policies->policies[i]->n_rules; k++) {
+                        const Rule *r = &m->policies->policies[i]->rules[k];
+                        psi_walk(r->when.root, &some, &full);
+                        psi_walk(r->until.root, &some, &full);
+                }
+        for (int id = METRIC_PSI_MEMORY_SOME_AVG10; id <= METRIC_PSI_MEMORY_FULL_AVG300; id++)
+                uses |= policy_set_uses_metric(m->policies, (MetricId) id);
+
+        m->psi_io = sd_event_source_disable_unref(m->psi_io);
+        if (m->psi_fd >= 0)
+                m->psi_fd = (close(m->psi_fd), -EBADF);
+        if (!uses || !m->event)
+                return;
+        bool is_full = full < some;
+        double pct = CLAMP(is_full ? full : (some <= 100 ? some : 10.0), 1.0, 100.0);
+        usec_t threshold = (usec_t) ((double) PSI_WINDOW_USEC * pct / 100.0);
+        int r = psi_trigger_open(m->root, is_full, threshold, PSI_WINDOW_USEC, &m->psi_fd);
+        if (r < 0) {
+                log_info("PSI trigger refused (%s): memory pressure is read at each sample only", errno_str(r));
+                return;
+        }
+        r = sd_event_add_io(m->event, &m->psi_io, m->psi_fd, EPOLLPRI, on_psi, m);
+        if (r < 0) {
+                m->psi_fd = (close(m->psi_fd), -EBADF);
+                return;
+        }
+        log_info("PSI trigger: %s %.0f%% of %.0f s wakes a sample", is_full ? "full" : "some", pct,
+                 (double) PSI_WINDOW_USEC / 1e6);
+}
+
+/* The proc connector is open only while a rule uses proc.exit_rate: every exit wakes us. */
+static void manager_update_procexit(Manager *m) {
+        bool uses = policy_set_uses_metric(m->policies, METRIC_PROC_EXIT_RATE);
+        KernelVersion kv = { 0, 0, 0 };
+        _cleanup_(topology_done) Topology topo = { 0 };
+        int r;
+
+        if (!uses || !m->event) {
+                if (m->procexit)
+                        log_info("No rule uses proc.exit_rate any more: closing the proc connector");
+                m->procexit = proc_exit_source_free(m->procexit);
+                m->exit_unavailable = uses ? "the proc connector is opened by the daemon loop only" : NULL;
+                return;
+        }
+        if (m->procexit)
+                return;
+        if (!streq(m->root, "/")) {
+                m->exit_unavailable = "the proc connector serves the live host only (--root is set)";
+                return;
+        }
+        if (topology_read(m->root, &topo) >= 0)
+                kv = topo.kernel;
+        r = proc_exit_source_new(m->event, &kv, on_exits, m, &m->procexit);
+        if (r < 0) {
+                if (r == -EXDEV)
+                        snprintf(m->exit_error, sizeof m->exit_error,
+                                 "the proc connector serves only the initial user and pid namespaces");
+                else
+                        snprintf(m->exit_error, sizeof m->exit_error, "opening the proc connector failed: %s%s",
+                                 errno_str(r), r == -EPERM ? " (6.1 needs CAP_NET_ADMIN)" : "");
+                m->exit_unavailable = m->exit_error;
+                log_warning("proc.exit_rate is unavailable: %s", m->exit_error);
+                return;
+        }
+        m->procexit_opened = now_usec(CLOCK_MONOTONIC);
+        m->exit_unavailable = NULL;
+        ProcExitCounters c;
+        proc_exit_counters(m->procexit, &c);
+        log_info("Listening to process exits on the proc connector (%s)",
+                 c.filtered ? "exit events only: the kernel filters" : "all events: this kernel has no filter");
+}
+
+static void manager_update_sources(Manager *m) {
+        manager_update_procexit(m);
+        manager_update_psi(m);
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -742,16 +993,57 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
         return sd_event_exit(m->event, 0);
 }
 
-static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        Manager *m = userdata;
-
-        (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading policies",
-                          now_usec(CLOCK_MONOTONIC));
-        (void) manager_load_policies(m, false);
+static void manager_reload(Manager *m, const char *why) {
+        (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading policies (%s)",
+                          now_usec(CLOCK_MONOTONIC), why);
+        if (manager_load_policies(m, false) >= 0)
+                manager_update_sources(m);
         (void) manager_sample(m);
         (void) sd_notify(false, "READY=1");
         m->last_status[0] = 0;
+}
+
+static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        manager_reload(userdata, "SIGHUP");
         return 0;
+}
+
+static int on_reload_debounced(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        log_info("The policy directory changed: reloading");
+        manager_reload(m, "policy directory changed");
+        return 0;
+}
+
+/* An editor writes, renames and deletes in bursts: reload once, 300 ms after the last change. */
+static int on_policy_dir(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
+        Manager *m = userdata;
+        if (ev->len > 0 && ev->name[0] == '.')
+                return 0;
+        if (!m->reload_debounce) {
+                if (sd_event_add_time_relative(m->event, &m->reload_debounce, CLOCK_MONOTONIC, 300 * USEC_PER_MSEC, 0,
+                                               on_reload_debounced, m) < 0)
+                        return 0;
+        } else {
+                (void) sd_event_source_set_time_relative(m->reload_debounce, 300 * USEC_PER_MSEC);
+                (void) sd_event_source_set_enabled(m->reload_debounce, SD_EVENT_ONESHOT);
+        }
+        return 0;
+}
+
+static void manager_watch_policy_dir(Manager *m) {
+        const char *dir = m->policy_dir ?: POLICY_DIR_DEFAULT;
+        struct stat st;
+        int r;
+
+        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))
+                return; /* the embedded set: nothing to watch */
+        r = sd_event_add_inotify(m->event, &m->inotify, dir,
+                                 IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_ATTRIB |
+                                         IN_ONLYDIR,
+                                 on_policy_dir, m);
+        if (r < 0)
+                log_warning_errno(r, "Failed to watch %s: %s; reload with SIGHUP", dir, errno_str(r));
 }
 
 /* `pcptunectl resume KNOB` leaves <state>/resume-KNOB and sends SIGUSR1. */
@@ -793,6 +1085,8 @@ static int manager_setup_loop(Manager *m) {
         r = sd_event_add_time(m->event, &m->timer, CLOCK_MONOTONIC, 0, 0, on_timer, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the sampling timer: %s", errno_str(r));
+        manager_watch_policy_dir(m);
+        manager_update_sources(m);
         /* Pings WATCHDOG=1 at half of WatchdogSec when the unit sets it; no-op otherwise. */
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)

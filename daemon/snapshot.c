@@ -58,8 +58,34 @@ static int snapshot_derive(Snapshot *s) {
         return 0;
 }
 
+static int zoneinfo_copy(const Zoneinfo *from, Zoneinfo *to) {
+        *to = (Zoneinfo){ .has_high_min_max = from->has_high_min_max };
+        to->zones = calloc(MAX(from->n_zones, (size_t) 1), sizeof(Zone));
+        if (!to->zones)
+                return -ENOMEM;
+        for (size_t i = 0; i < from->n_zones; i++) {
+                to->zones[i] = from->zones[i];
+                to->zones[i].cpus = NULL;
+                to->n_zones = i + 1;
+                if (from->zones[i].n_cpus == 0)
+                        continue;
+                to->zones[i].cpus = malloc(from->zones[i].n_cpus * sizeof(PcpCpu));
+                if (!to->zones[i].cpus) {
+                        zoneinfo_done(to);
+                        return -ENOMEM;
+                }
+                memcpy(to->zones[i].cpus, from->zones[i].cpus, from->zones[i].n_cpus * sizeof(PcpCpu));
+        }
+        return 0;
+}
+
 int snapshot_take(const char *root, Snapshot **ret) {
+        return snapshot_take_reuse(root, NULL, 0, ret);
+}
+
+int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
+        usec_t t;
         int r;
 
         s = calloc(1, sizeof(Snapshot));
@@ -75,13 +101,33 @@ int snapshot_take(const char *root, Snapshot **ret) {
         r = meminfo_read(root, &s->meminfo);
         if (r < 0)
                 return log_debug_errno(r, "Failed to read meminfo: %s", errno_str(r));
-        r = zoneinfo_read(root, &s->zoneinfo);
+        t = now_usec(CLOCK_THREAD_CPUTIME_ID);
+        if (prev && (flags & SNAPSHOT_REUSE_ZONEINFO)) {
+                r = zoneinfo_copy(&prev->zoneinfo, &s->zoneinfo);
+                s->zoneinfo_cost_usec = prev->zoneinfo_cost_usec;
+                s->zoneinfo_reused = true;
+        } else {
+                r = zoneinfo_read(root, &s->zoneinfo);
+                s->zoneinfo_cost_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - t;
+        }
         if (r < 0)
                 return log_debug_errno(r, "Failed to read zoneinfo: %s", errno_str(r));
 
         s->has_vmstat = vmstat_read(root, &s->vmstat) >= 0;
         s->has_knob = pcp_knob_read(root, &s->knob) >= 0;
-        s->has_memcg = memcg_counts_read(root, &s->memcg) >= 0;
+        t = now_usec(CLOCK_THREAD_CPUTIME_ID);
+        if (prev && (flags & SNAPSHOT_REUSE_MEMCG)) {
+                s->has_memcg = prev->has_memcg;
+                s->memcg = prev->memcg;
+                s->memcg.mount = prev->memcg.mount ? strdup(prev->memcg.mount) : NULL;
+                if (prev->memcg.mount && !s->memcg.mount)
+                        return -ENOMEM;
+                s->memcg_cost_usec = prev->memcg_cost_usec;
+                s->memcg_reused = true;
+        } else {
+                s->has_memcg = memcg_counts_read(root, &s->memcg) >= 0;
+                s->memcg_cost_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - t;
+        }
         s->has_psi = psi_read(root, &s->psi) >= 0;
 
         r = snapshot_derive(s);

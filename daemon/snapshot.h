@@ -39,10 +39,30 @@ typedef struct Snapshot {
         size_t n_pcp_zones;
         uint64_t pcp_held_pages;  /* sum of pageset counts */
         int64_t pcp_high_max;     /* largest high limit over populated zones and CPUs (printed or modelled) */
+
+        /* What reading cost (CPU µs of this thread), to adapt how often it is read. */
+        usec_t zoneinfo_cost_usec;
+        usec_t memcg_cost_usec;
+        bool zoneinfo_reused;
+        bool memcg_reused;
 } Snapshot;
 
 /* Read every source below root.  0 or -errno of a required source.  Release with snapshot_free(). */
 int snapshot_take(const char *root, Snapshot **ret);
+
+/*
+ * Sampling adapts to cost: zoneinfo grows with CPUs x zones (a 256-CPU host
+ * prints ~100 KB, folding per-CPU counters in the kernel) and the v1 memcg
+ * count walks every directory of the hierarchy.  These flags copy them from
+ * prev instead of reading them again.
+ */
+typedef enum SnapshotReuse {
+        SNAPSHOT_REUSE_ZONEINFO = 1 << 0,
+        SNAPSHOT_REUSE_MEMCG = 1 << 1,
+} SnapshotReuse;
+
+/* Like snapshot_take(), reusing what flags name from prev (if prev is NULL, everything is read). */
+int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret);
 
 Snapshot *snapshot_free(Snapshot *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Snapshot *, snapshot_free);

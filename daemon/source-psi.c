@@ -6,6 +6,9 @@
  * The averages are fixed-point percentages printed with two decimals; they
  * are parsed by hand (strtod() depends on the locale and needs a NUL).
  */
+#include <fcntl.h>
+#include <inttypes.h>
+
 #include "source-psi.h"
 #include "util.h"
 
@@ -127,4 +130,25 @@ int psi_read(const char *root, Psi *ret) {
         if (r < 0)
                 return r;
         return psi_parse(buf, len, ret);
+}
+
+int psi_trigger_open(const char *root, bool full, usec_t threshold_usec, usec_t window_usec, int *ret_fd) {
+        _cleanup_(freep) char *path = NULL;
+        _cleanup_(closep) int fd = -EBADF;
+        char buf[64];
+        int n, r;
+
+        if (threshold_usec == 0 || threshold_usec > window_usec)
+                return -EINVAL;
+        r = path_join_root(root, "/proc/pressure/memory", &path);
+        if (r < 0)
+                return r;
+        fd = open(path, O_RDWR | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0)
+                return negative_errno();
+        n = snprintf(buf, sizeof buf, "%s %" PRIu64 " %" PRIu64, full ? "full" : "some", threshold_usec, window_usec);
+        if (write(fd, buf, (size_t) n + 1) < 0)
+                return negative_errno();
+        *ret_fd = TAKE_FD(fd);
+        return 0;
 }

@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 /*
  * /proc/pressure/memory (CONFIG_PSI; absent or EOPNOTSUPP when disabled):
  *   some avg10=0.00 avg60=0.00 avg300=0.00 total=0
@@ -29,3 +31,15 @@ int psi_parse(const char *buf, size_t len, Psi *ret);
 
 /* Read <root>/proc/pressure/memory.  0, -ENOENT (no PSI), -EOPNOTSUPP (psi=0) or -errno. */
 int psi_read(const char *root, Psi *ret);
+
+/*
+ * A PSI trigger on <root>/proc/pressure/memory (kernel.md §6): write
+ * "some|full <threshold_us> <window_us>" (NUL included) and poll the fd for
+ * POLLPRI; the kernel signals at most once per window when the stall time in
+ * the window exceeds the threshold.  Rules per version: 6.1 needs
+ * CAP_SYS_RESOURCE and 500 ms <= window <= 10 s; 6.5+ lets anyone create a
+ * trigger whose window is a multiple of 2 s.  Returns the fd (O_NONBLOCK,
+ * O_CLOEXEC) in *ret_fd, or -errno: -ENOENT (no PSI), -EOPNOTSUPP (psi=0),
+ * -EPERM, -EINVAL (window/threshold refused).
+ */
+int psi_trigger_open(const char *root, bool full, usec_t threshold_usec, usec_t window_usec, int *ret_fd);
