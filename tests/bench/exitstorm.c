@@ -1,0 +1,1859 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * exitstorm: the win and the cost of a small pcp high (seeds.md §5, seed 004)
+ * on the live kernel.  Several processes with a large RSS are SIGKILLed at
+ * once while a co-located process keeps allocating and touching fresh pages;
+ * each run is done with vm.percpu_pagelist_high_fraction = 0 (the default:
+ * pcp high auto-tuned between high_min and high_max on 6.7+) or with the
+ * minimum fraction (the smallest fraction that gives pcp high = 4 x batch on
+ * every populated zone), alternating 0, min, min, 0, 0, min, ...
+ * (documentation lives here: tests/bench/README does not exist).
+ *
+ * usage: exitstorm [--runs N] [--exiters K] [--size MIB] [--minimum-fraction F]
+ *                  [--pcptunectl PATH] [--alloc-mode recycle|grow] [--grow-max-mib MIB]
+ *                  [--baseline-ms MS] [--settle-ms MS] [--alloc-cpu CPU] [--nice N]
+ *                  [--no-trace] [--max-samples N]
+ * defaults: 6 runs, 4 exiters x 512 MiB, recycle, baseline 500 ms, settle 500 ms,
+ * allocator on the first allowed CPU, nice -20 for the children, tracing on.
+ *
+ * One run:
+ *   1. write the run's fraction (read back), write vm.stat_refresh so that
+ *      idle CPUs' pcp high decays towards the new limits, wait --settle-ms;
+ *      for the minimum, check in /proc/zoneinfo that high_max = 4 x batch on
+ *      every populated zone (6.13+ prints high_max);
+ *   2. K exiters, pinned to every allowed CPU but the allocator's, mmap
+ *      --size MiB of anonymous memory each, MADV_NOHUGEPAGE (all of it order-0
+ *      pages, which go through the pcp lists), touch every page and block on
+ *      a pipe; then vm.stat_refresh and --settle-ms again;
+ *   3. the allocator, pinned to --alloc-cpu, loops over 2 MiB chunks: mmap,
+ *      MADV_NOHUGEPAGE, write one byte per 4 KiB page, each fault timed with
+ *      two CLOCK_MONOTONIC vDSO reads into a preallocated shared array, then
+ *        recycle (default): munmap the chunk.  Its pages go back to this
+ *          CPU's pcp list, and to the buddy allocator (zone->lock) only when
+ *          the list is above high: with the default high (thousands of pages)
+ *          the allocator lives in its own pcp list and never takes zone->lock;
+ *          with high = 4 x batch it takes it for every ~189 pages, both ways;
+ *        grow: keep the chunk (up to --grow-max-mib, default 4096), so that
+ *          every page comes from the buddy allocator through pcp refills under
+ *          zone->lock, as for a container that is growing;
+ *   4. after 100 ms of warm-up and --baseline-ms (the baseline window), all
+ *      exiters get SIGKILL at t0; t1 is when the last one has been reaped
+ *      (exit_mmap has freed its memory by then): exit time = t1 - t0, and the
+ *      exit window is [t0, t1];
+ *   5. p50/p99/max of the faults that started in the exit window (and in the
+ *      baseline window).  Two CPUs are shared with whatever else runs here, so
+ *      two measures of CPU competition are printed: runq_ms, the allocator's
+ *      run-queue wait during the exit window (/proc/PID/schedstat), and
+ *      prmpt, the number of its chunks during which it was involuntarily
+ *      switched out (getrusage ru_nivcsw read around each chunk); the slowest
+ *      fault of each such chunk is flagged, and maxnp_us is the max without
+ *      the flagged faults.  pcp_t0/pcp_t1: pcp count/high (pages, all zones,
+ *      the exiters' CPUs, from /proc/zoneinfo) just before t0 and after t1.
+ *
+ * Bulk frees (free_pcppages_bulk() calls) from tracefs: a private trace
+ * instance (instances/exitstorm-<pid>; the global buffer, tracer and events
+ * are not touched) records kmem:mm_page_pcpu_drain (one event per page or
+ * higher-order block moved from a pcp list to the buddy allocator, inside
+ * free_pcppages_bulk() under zone->lock) and kmem:mm_page_free (emitted by
+ * free_pages_prepare() for every page freed, before it can enter a pcp
+ * list), for the exiters' pids only (set_event_pid), on the exiters' CPUs
+ * only (tracing_cpumask), between t0 and t1 only (tracing_on).  The events
+ * are enabled with tracing_on = 0 before the allocator starts and disabled
+ * after it has stopped, so that the text patching of enabling a tracepoint
+ * does not land in a measured window.
+ * Grouping: on one CPU, a bulk free is a maximal run of consecutive
+ * mm_page_pcpu_drain events; any mm_page_free event ends it.  That is exact
+ * for the exit path: a bulk free only happens once a freed page has been
+ * added to the pcp list (pcp->count >= high), and each such page emits
+ * mm_page_free first; free_unref_folios() emits all mm_page_free events of a
+ * batch (<= 31 folios) before committing them, but a bulk free takes at
+ * least batch (63) pages off the list, so one batch of order-0 folios cannot
+ * trigger two.  Back-to-back calls without a free in between (decay_pcp_high()
+ * and drain_pages_zone() free in chunks) would count as one.  The function
+ * itself cannot be traced on this kernel: there is no kprobe_events, and
+ * set_ftrace_filter and available_filter_functions give EPERM.
+ * pages per bulk free = sum of 1 << order over its events.  span = time from
+ * its first to its last event (microsecond timestamps, trace_clock mono): a
+ * lower bound of the zone->lock hold time, inflated by the tracing itself
+ * (an event per page inside the lock).  The per-page events also slow the
+ * exit down: compare with --no-trace.
+ *
+ * Output: a row per run, a summary per fraction (means over its runs; a run
+ * during which someone else changed the fraction is flagged and left out),
+ * and the last line
+ *   exitstorm: fraction0_p99_us=<N> minimum_p99_us=<N> fraction0_exit_ms=<N>
+ *              minimum_exit_ms=<N> pages_per_bulk_free_0=<N> pages_per_bulk_free_min=<N>
+ * (one line; p99 and exit time are means over runs, pages per bulk free are
+ * pooled over runs; "-" when not traced).
+ *
+ * The minimum fraction is pcptunectl's ("plan --json --no-owner-check
+ * --policy-dir <empty dir>", key "minimum_fraction"; --pcptunectl PATH,
+ * default the pcptunectl two directories above this program, else
+ * ./pcptunectl) unless --minimum-fraction is given.
+ *
+ * Root only (exit 77 otherwise, or with fewer than 2 CPUs).  The original
+ * fraction is recorded first, also in /run/pcptune-exitstorm.state, and
+ * written back at the end, on error and on SIGINT/SIGTERM/SIGHUP, then read
+ * back and checked; the children have PR_SET_PDEATHSIG SIGKILL and are
+ * killed and reaped on every exit path; the trace instance is removed and the
+ * global tracing state (tracing_on, buffer_size_kb, current_tracer, set_event
+ * and both events' enable files) is compared with what it was at start.
+ * After a SIGKILL of this program, the next run restores the fraction from
+ * the state file and removes the stale instance.  Exit status: 0, 1 on
+ * failure, 2 on bad arguments, 77 when it cannot run here, 130 when
+ * interrupted.
+ */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE 1
+#endif
+#include <ctype.h>
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <poll.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/types.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define FRACTION_PATH "/proc/sys/vm/percpu_pagelist_high_fraction"
+#define STAT_REFRESH_PATH "/proc/sys/vm/stat_refresh"
+#define ZONEINFO_PATH "/proc/zoneinfo"
+#define ES_STATE_PATH "/run/pcptune-exitstorm.state" /* "<pid> <original fraction>" while running */
+
+#define ES_CHUNK_BYTES ((size_t) 2U << 20)   /* the allocator's mmap unit */
+#define ES_MAX_EXITERS 256U
+#define ES_WARMUP_MS 100U                    /* allocator running before the baseline window */
+#define ES_READY_TIMEOUT_MS 120000U          /* exiters populating their memory */
+#define ES_NSEC_PER_SEC 1000000000ULL
+#define ES_EV_DRAIN "mm_page_pcpu_drain"
+#define ES_EV_FREE "mm_page_free"
+#define ES_PREEMPTED 0x80000000U                /* lat_ns flag: the chunk saw an involuntary switch */
+#define ES_LAT_MASK 0x7fffffffU
+
+/* The only mutable global: what the signal handler may touch. */
+static volatile sig_atomic_t es_interrupted;
+
+static void es_on_signal(int sig) {
+        es_interrupted = 1;
+}
+
+static void say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void say(const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        vprintf(fmt, ap);
+        va_end(ap);
+        fflush(stdout);
+}
+
+static int fail(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static int fail(const char *fmt, ...) {
+        va_list ap;
+        fflush(stdout);
+        fputs("exitstorm: ", stderr);
+        va_start(ap, fmt);
+        vfprintf(stderr, fmt, ap);
+        va_end(ap);
+        fputc('\n', stderr);
+        return -EINVAL;
+}
+
+static uint64_t now_ns(void) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t) ts.tv_sec * ES_NSEC_PER_SEC + (uint64_t) ts.tv_nsec;
+}
+
+/* Sleeps ms milliseconds; -EINTR as soon as a termination signal was seen. */
+static int sleep_ms(unsigned ms) {
+        struct timespec ts = { .tv_sec = ms / 1000U, .tv_nsec = (long) (ms % 1000U) * 1000000L };
+        while (nanosleep(&ts, &ts) < 0) {
+                if (errno != EINTR)
+                        return -errno;
+                if (es_interrupted)
+                        return -EINTR;
+        }
+        return es_interrupted ? -EINTR : 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Small file helpers.  All return >= 0 or -errno.
+ */
+
+static int file_write(const char *path, const char *s, int extra_flags) {
+        int fd = open(path, O_WRONLY | O_CLOEXEC | extra_flags);
+        if (fd < 0)
+                return -errno;
+        size_t len = strlen(s);
+        ssize_t k = write(fd, s, len);
+        int r = k < 0 ? -errno : (size_t) k != len ? -EIO : 0;
+        if (close(fd) < 0 && r == 0)
+                r = -errno;
+        return r;
+}
+
+/* Reads at most size - 1 bytes; strips trailing newlines. */
+static int file_read(const char *path, char *buf, size_t size) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        size_t n = 0;
+        while (n + 1 < size) {
+                ssize_t k = read(fd, buf + n, size - 1 - n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        int r = -errno;
+                        close(fd);
+                        return r;
+                }
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+        }
+        close(fd);
+        while (n > 0 && buf[n - 1] == '\n')
+                n--;
+        buf[n] = '\0';
+        return (int) n;
+}
+
+/* The whole file into a malloc'ed, NUL-terminated buffer. */
+static int file_read_all(const char *path, char **ret) {
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+                return -errno;
+        size_t size = 65536, n = 0;
+        char *buf = malloc(size);
+        if (!buf) {
+                close(fd);
+                return -ENOMEM;
+        }
+        for (;;) {
+                if (n + 1 >= size) {
+                        char *nb = realloc(buf, size * 2);
+                        if (!nb) {
+                                free(buf);
+                                close(fd);
+                                return -ENOMEM;
+                        }
+                        buf = nb;
+                        size *= 2;
+                }
+                ssize_t k = read(fd, buf + n, size - 1 - n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k < 0) {
+                        int r = -errno;
+                        free(buf);
+                        close(fd);
+                        return r;
+                }
+                if (k == 0)
+                        break;
+                n += (size_t) k;
+        }
+        close(fd);
+        buf[n] = '\0';
+        *ret = buf;
+        return 0;
+}
+
+static int parse_long(const char *s, long min, long max, long *ret) {
+        char *end;
+        errno = 0;
+        long v = strtol(s, &end, 10);
+        if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+                return -EINVAL;
+        *ret = v;
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * The knob.
+ */
+
+static int fraction_read(long *ret) {
+        char buf[64];
+        int r = file_read(FRACTION_PATH, buf, sizeof(buf));
+        if (r < 0)
+                return r;
+        return parse_long(buf, 0, INT_MAX, ret);
+}
+
+/* Writes and reads back: -EIO when the value read differs. */
+static int fraction_write(long v) {
+        char buf[32];
+        long back;
+        snprintf(buf, sizeof(buf), "%ld\n", v);
+        int r = file_write(FRACTION_PATH, buf, 0);
+        if (r < 0)
+                return r;
+        r = fraction_read(&back);
+        if (r < 0)
+                return r;
+        return back == v ? 0 : -EIO;
+}
+
+/* vm.stat_refresh: refresh_vm_stats() on every CPU, which includes
+ * decay_pcp_high() (kernel.md §2.4), so idle CPUs move towards new limits. */
+static void stat_refresh(void) {
+        (void) file_write(STAT_REFRESH_PATH, "1\n", 0);
+}
+
+/*
+ * Checks in /proc/zoneinfo (6.13+ prints high_min/high_max) that every
+ * populated zone's pagesets have high_min == high_max == 4 x batch.
+ * Returns the number of zones checked, -ENOENT when high_max is not
+ * printed, -EDOM on a mismatch (*bad names the first one).
+ */
+static int zoneinfo_check_minimum(char *bad, size_t bad_size) {
+        char *buf = NULL;
+        int r = file_read_all(ZONEINFO_PATH, &buf);
+        if (r < 0)
+                return r;
+        char zone[64] = "";
+        long present = 0, batch = -1;
+        bool any_high_max = false, counted = false;
+        int zones = 0;
+        r = 0;
+        for (char *line = buf, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                char *s = line;
+                while (*s == ' ')
+                        s++;
+                int node;
+                char name[32];
+                long v;
+                if (sscanf(line, "Node %d, zone %31s", &node, name) == 2) {
+                        snprintf(zone, sizeof(zone), "node %d %s", node, name);
+                        present = 0;
+                        batch = -1;
+                        counted = false;
+                } else if (sscanf(s, "present %ld", &v) == 1 && strncmp(s, "present ", 8) == 0) {
+                        present = v;
+                } else if (strncmp(s, "batch:", 6) == 0 && sscanf(s + 6, "%ld", &v) == 1) {
+                        batch = v;
+                } else if ((strncmp(s, "high_max:", 9) == 0 || strncmp(s, "high_min:", 9) == 0) &&
+                           sscanf(s + 9, "%ld", &v) == 1) {
+                        any_high_max = true;
+                        if (present <= 0 || batch < 0)
+                                continue;
+                        if (v != 4 * batch) {
+                                snprintf(bad, bad_size, "%s: %.8s %ld, batch %ld", zone, s, v, batch);
+                                r = -EDOM;
+                                break;
+                        }
+                        if (!counted) {
+                                zones++;
+                                counted = true;
+                        }
+                }
+        }
+        free(buf);
+        if (r < 0)
+                return r;
+        return any_high_max ? zones : -ENOENT;
+}
+
+/* ---------------------------------------------------------------------------
+ * The minimum fraction from pcptunectl.
+ */
+
+static int minimum_fraction_query(const char *ctl, long *ret) {
+        char dir[] = "/tmp/exitstorm-policies-XXXXXX";
+        int pfd[2];
+        if (!mkdtemp(dir))
+                return -errno;
+        if (pipe2(pfd, O_CLOEXEC) < 0) {
+                int r = -errno;
+                rmdir(dir);
+                return r;
+        }
+        pid_t pid = fork();
+        if (pid < 0) {
+                int r = -errno;
+                close(pfd[0]);
+                close(pfd[1]);
+                rmdir(dir);
+                return r;
+        }
+        if (pid == 0) {
+                if (dup2(pfd[1], STDOUT_FILENO) < 0)
+                        _exit(127);
+                execl(ctl, ctl, "plan", "--json", "--no-owner-check", "--policy-dir", dir, (char *) NULL);
+                _exit(127);
+        }
+        close(pfd[1]);
+        size_t size = 65536, n = 0;
+        char *out = malloc(size);
+        int r = out ? 0 : -ENOMEM;
+        while (r == 0) {
+                if (n + 1 >= size) {
+                        char *nb = realloc(out, size * 2);
+                        if (!nb) {
+                                r = -ENOMEM;
+                                break;
+                        }
+                        out = nb;
+                        size *= 2;
+                }
+                ssize_t k = read(pfd[0], out + n, size - 1 - n);
+                if (k < 0 && errno == EINTR)
+                        continue;
+                if (k <= 0)
+                        break;
+                n += (size_t) k;
+        }
+        close(pfd[0]);
+        int status = 0;
+        while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
+                ;
+        rmdir(dir);
+        if (r < 0) {
+                free(out);
+                return r;
+        }
+        out[n] = '\0';
+        if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+                free(out);
+                return -ECHILD;
+        }
+        /* A top-level key of the plan contract: "minimum_fraction": N */
+        const char *key = strstr(out, "\"minimum_fraction\"");
+        r = -ENOENT;
+        if (key) {
+                const char *v = key + strlen("\"minimum_fraction\"");
+                while (*v == ' ' || *v == ':')
+                        v++;
+                char *end;
+                errno = 0;
+                long f = strtol(v, &end, 10);
+                r = -EINVAL;
+                if (errno == 0 && end != v && f >= 8) {
+                        *ret = f;
+                        r = 0;
+                }
+        }
+        free(out);
+        return r;
+}
+
+/* ---------------------------------------------------------------------------
+ * Tracing: a private instance.
+ */
+
+typedef struct TraceGlobal {
+        char tracing_on[16], buffer_size_kb[64], current_tracer[64];
+        char drain_enable[16], free_enable[16], set_event[4096];
+} TraceGlobal;
+
+typedef struct Trace {
+        char root[64];               /* tracefs mount */
+        char dir[128];               /* our instance */
+        bool made;                   /* instance exists */
+        bool armed;                  /* events enabled */
+        TraceGlobal before;
+} Trace;
+
+static void trace_path(const Trace *t, const char *rel, char *buf, size_t size) {
+        snprintf(buf, size, "%s/%s", t->dir, rel);
+}
+
+static int trace_write(const Trace *t, const char *rel, const char *s, int flags) {
+        char p[PATH_MAX + 128];
+        trace_path(t, rel, p, sizeof(p));
+        return file_write(p, s, flags);
+}
+
+static void trace_global_read(const Trace *t, TraceGlobal *g) {
+#define GLOBAL_FILE(rel, field) { rel, offsetof(TraceGlobal, field), sizeof(((TraceGlobal *) 0)->field) }
+        static const struct {
+                const char *rel;
+                size_t off, size;
+        } files[] = {
+                GLOBAL_FILE("tracing_on", tracing_on),
+                GLOBAL_FILE("buffer_size_kb", buffer_size_kb),
+                GLOBAL_FILE("current_tracer", current_tracer),
+                GLOBAL_FILE("events/kmem/" ES_EV_DRAIN "/enable", drain_enable),
+                GLOBAL_FILE("events/kmem/" ES_EV_FREE "/enable", free_enable),
+                GLOBAL_FILE("set_event", set_event),
+        };
+#undef GLOBAL_FILE
+        memset(g, 0, sizeof(*g));
+        for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+                char p[PATH_MAX];
+                char *dst = (char *) g + files[i].off;
+                snprintf(p, sizeof(p), "%s/%s", t->root, files[i].rel);
+                if (file_read(p, dst, files[i].size) < 0)
+                        snprintf(dst, files[i].size, "?");
+        }
+}
+
+/* Removes instances of earlier runs whose process is gone (a SIGKILLed run). */
+static void trace_remove_stale(const Trace *t) {
+        char p[PATH_MAX];
+        snprintf(p, sizeof(p), "%s/instances", t->root);
+        DIR *d = opendir(p);
+        if (!d)
+                return;
+        for (struct dirent *de; (de = readdir(d));) {
+                long pid;
+                if (strncmp(de->d_name, "exitstorm-", 10) != 0 || parse_long(de->d_name + 10, 1, INT_MAX, &pid) < 0)
+                        continue;
+                if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
+                        continue;
+                char q[PATH_MAX + 300];
+                snprintf(q, sizeof(q), "%s/%s", p, de->d_name);
+                if (rmdir(q) == 0)
+                        say("exitstorm: removed the stale trace instance %s\n", q);
+        }
+        closedir(d);
+}
+
+/* cpumask in the kernel's bitmap format: 32-bit hex groups, comma-separated. */
+static void cpumask_format(const cpu_set_t *set, char *buf, size_t size) {
+        int top = -1;
+        for (int c = 0; c < CPU_SETSIZE; c++)
+                if (CPU_ISSET(c, set))
+                        top = c;
+        size_t n = 0;
+        buf[0] = '\0';
+        for (int g = top < 0 ? 0 : top / 32; g >= 0 && n + 10 < size; g--) {
+                uint32_t w = 0;
+                for (int b = 0; b < 32; b++)
+                        if (g * 32 + b < CPU_SETSIZE && CPU_ISSET(g * 32 + b, set))
+                                w |= 1U << b;
+                n += (size_t) snprintf(buf + n, size - n, g == (top < 0 ? 0 : top / 32) ? "%x" : ",%08x", w);
+        }
+}
+
+/*
+ * Finds tracefs (not mounting anything), records the global state and makes
+ * the instance: tracing off, buffer_kb per CPU, only the traced CPUs, clock
+ * mono.  -ENOENT/-EPERM etc. when tracing is not usable; the reason is in why.
+ */
+static int trace_setup(Trace *t, const cpu_set_t *cpus, unsigned long buffer_kb, char *why, size_t why_size) {
+        static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
+        char p[PATH_MAX + 128], mask[512], val[32];
+        int r;
+
+        t->root[0] = '\0';
+        for (size_t i = 0; i < sizeof(roots) / sizeof(roots[0]); i++) {
+                snprintf(p, sizeof(p), "%s/instances", roots[i]);
+                if (access(p, W_OK) == 0) {
+                        snprintf(t->root, sizeof(t->root), "%s", roots[i]);
+                        break;
+                }
+        }
+        if (!t->root[0]) {
+                snprintf(why, why_size, "no tracefs with instances at %s or %s", roots[0], roots[1]);
+                return -ENOENT;
+        }
+        snprintf(p, sizeof(p), "%s/events/kmem/%s/enable", t->root, ES_EV_DRAIN);
+        if (access(p, W_OK) < 0) {
+                snprintf(why, why_size, "no kmem:%s event", ES_EV_DRAIN);
+                return -ENOENT;
+        }
+        trace_global_read(t, &t->before);
+        trace_remove_stale(t);
+
+        snprintf(t->dir, sizeof(t->dir), "%s/instances/exitstorm-%d", t->root, (int) getpid());
+        if (mkdir(t->dir, 0700) < 0) {
+                r = -errno;
+                snprintf(why, why_size, "mkdir %s: %s", t->dir, strerror(-r));
+                return r;
+        }
+        t->made = true;
+        /* A new instance records from the start: stop it first. */
+        r = trace_write(t, "tracing_on", "0\n", 0);
+        if (r >= 0) {
+                snprintf(val, sizeof(val), "%lu\n", buffer_kb);
+                r = trace_write(t, "buffer_size_kb", val, 0);
+        }
+        if (r >= 0) {
+                cpumask_format(cpus, mask, sizeof(mask) - 1);
+                strcat(mask, "\n");
+                r = trace_write(t, "tracing_cpumask", mask, 0);
+        }
+        if (r >= 0)
+                r = trace_write(t, "trace_clock", "mono\n", 0);
+        if (r < 0) {
+                snprintf(why, why_size, "cannot configure the trace instance %s: %s", t->dir, strerror(-r));
+                return r;
+        }
+        return 0;
+}
+
+/* Clears the buffer, filters on the exiters' pids, enables both events (tracing stays off). */
+static int trace_arm(Trace *t, const pid_t *pids, unsigned n) {
+        char buf[ES_MAX_EXITERS * 12 + 2];
+        size_t len = 0;
+        int r = trace_write(t, "trace", "", O_TRUNC);
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; i < n; i++)
+                len += (size_t) snprintf(buf + len, sizeof(buf) - len, "%d ", (int) pids[i]);
+        snprintf(buf + len, sizeof(buf) - len, "\n");
+        r = trace_write(t, "set_event_pid", buf, O_TRUNC);
+        if (r < 0)
+                return r;
+        t->armed = true;
+        r = trace_write(t, "events/kmem/" ES_EV_DRAIN "/enable", "1\n", 0);
+        if (r < 0)
+                return r;
+        return trace_write(t, "events/kmem/" ES_EV_FREE "/enable", "1\n", 0);
+}
+
+static void trace_disarm(Trace *t) {
+        if (!t->made)
+                return;
+        (void) trace_write(t, "tracing_on", "0\n", 0);
+        if (!t->armed)
+                return;
+        (void) trace_write(t, "events/kmem/" ES_EV_DRAIN "/enable", "0\n", 0);
+        (void) trace_write(t, "events/kmem/" ES_EV_FREE "/enable", "0\n", 0);
+        (void) trace_write(t, "set_event_pid", "", O_TRUNC);
+        t->armed = false;
+}
+
+static void trace_teardown(Trace *t) {
+        if (!t->made)
+                return;
+        trace_disarm(t);
+        for (int i = 0; i < 50; i++) {
+                if (rmdir(t->dir) == 0 || errno == ENOENT) {
+                        t->made = false;
+                        return;
+                }
+                if (errno != EBUSY)
+                        break;
+                struct timespec ts = { 0, 20 * 1000000L };
+                nanosleep(&ts, NULL);
+        }
+        fail("cannot remove the trace instance %s: %m", t->dir);
+}
+
+/* Compares the global tracing state with the one recorded at start. */
+static bool trace_global_unchanged(const Trace *t, char *diff, size_t size) {
+        TraceGlobal now;
+        trace_global_read(t, &now);
+        diff[0] = '\0';
+#define CMP(f)                                                                                   \
+        if (strcmp(t->before.f, now.f) != 0)                                                     \
+                (void) !snprintf(diff + strlen(diff), size - strlen(diff), " %s: '%s' -> '%s';", #f, \
+                                 t->before.f, now.f)
+        CMP(tracing_on);
+        CMP(buffer_size_kb);
+        CMP(current_tracer);
+        CMP(drain_enable);
+        CMP(free_enable);
+#undef CMP
+        if (strcmp(t->before.set_event, now.set_event) != 0)
+                snprintf(diff + strlen(diff), size - strlen(diff), " set_event changed;");
+        return diff[0] == '\0';
+}
+
+typedef struct BulkStats {
+        uint64_t events;             /* mm_page_pcpu_drain events of the exiters */
+        uint64_t event_pages;        /* their pages */
+        uint64_t free_events;        /* mm_page_free events of the exiters */
+        uint64_t foreign;            /* events of other pids (should be 0) */
+        uint64_t lost;               /* overrun + dropped, every traced CPU */
+        uint64_t entries;            /* events in the buffers */
+        uint64_t bulk;               /* bulk frees */
+        uint64_t bulk_max_pages;
+        uint64_t outside;            /* drain events stamped outside [t0, t1] */
+        double span_p99_us, span_max_us;
+        uint32_t *spans_ns;
+        size_t n_spans, cap_spans;
+} BulkStats;
+
+static int bulk_add(BulkStats *b, uint64_t pages, uint64_t first_ns, uint64_t last_ns) {
+        if (b->n_spans == b->cap_spans) {
+                size_t cap = b->cap_spans ? b->cap_spans * 2 : 4096;
+                uint32_t *n = realloc(b->spans_ns, cap * sizeof(uint32_t));
+                if (!n)
+                        return -ENOMEM;
+                b->spans_ns = n;
+                b->cap_spans = cap;
+        }
+        uint64_t span = last_ns - first_ns;
+        b->spans_ns[b->n_spans++] = span > UINT32_MAX ? UINT32_MAX : (uint32_t) span;
+        b->bulk++;
+        if (pages > b->bulk_max_pages)
+                b->bulk_max_pages = pages;
+        return 0;
+}
+
+static bool pid_in(pid_t pid, const pid_t *pids, unsigned n) {
+        for (unsigned i = 0; i < n; i++)
+                if (pids[i] == pid)
+                        return true;
+        return false;
+}
+
+/*
+ * One line of per_cpu/cpuN/trace:
+ *   "      es-exiter-1234    [001] d..2.  3302.123456: mm_page_pcpu_drain: page=... pfn=0x.. order=0 migratetype=1"
+ * Returns 1 for a drain event, 2 for a free event, 0 for anything else.
+ */
+static int trace_parse_line(const char *line, pid_t *ret_pid, uint64_t *ret_ns, unsigned *ret_order) {
+        const char *ev;
+        int kind;
+        if (line[0] == '#')
+                return 0;
+        if ((ev = strstr(line, ": " ES_EV_DRAIN ": ")))
+                kind = 1;
+        else if ((ev = strstr(line, ": " ES_EV_FREE ": ")))
+                kind = 2;
+        else
+                return 0;
+        /* timestamp: "<sec>.<usec>" right before ev */
+        const char *ts = ev;
+        while (ts > line && (isdigit((unsigned char) ts[-1]) || ts[-1] == '.'))
+                ts--;
+        char *end;
+        unsigned long long sec = strtoull(ts, &end, 10), usec = 0;
+        if (*end == '.')
+                usec = strtoull(end + 1, &end, 10);
+        *ret_ns = sec * ES_NSEC_PER_SEC + usec * 1000ULL;
+        /* pid: the digits after the last '-' before " [NNN]" */
+        const char *br = strchr(line, '[');
+        while (br && !isdigit((unsigned char) br[1]))
+                br = strchr(br + 1, '[');
+        *ret_pid = -1;
+        if (br) {
+                const char *q = br;
+                while (q > line && q[-1] == ' ')
+                        q--;
+                const char *e = q;
+                while (q > line && isdigit((unsigned char) q[-1]))
+                        q--;
+                if (q < e && q > line && q[-1] == '-')
+                        *ret_pid = (pid_t) strtol(q, NULL, 10);
+        }
+        const char *o = strstr(ev, " order=");
+        *ret_order = o ? (unsigned) strtoul(o + 7, NULL, 10) : 0;
+        return kind;
+}
+
+static uint64_t stats_field(const char *stats, const char *key) {
+        const char *p = stats;
+        size_t klen = strlen(key);
+        while (p && *p) {
+                if (strncmp(p, key, klen) == 0)
+                        return strtoull(p + klen, NULL, 10);
+                p = strchr(p, '\n');
+                if (p)
+                        p++;
+        }
+        return 0;
+}
+
+static int cmp_u32(const void *a, const void *b) {
+        uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
+        return x < y ? -1 : x > y;
+}
+
+/* Nearest-rank percentile of a sorted array. */
+static uint32_t pct_sorted(const uint32_t *v, size_t n, double p) {
+        if (n == 0)
+                return 0;
+        size_t k = (size_t) (p / 100.0 * (double) n + 0.999999);
+        if (k < 1)
+                k = 1;
+        if (k > n)
+                k = n;
+        return v[k - 1];
+}
+
+/* Reads and groups the events of every traced CPU (see the header comment). */
+static int trace_collect(const Trace *t, const cpu_set_t *cpus, const pid_t *pids, unsigned n_pids,
+                         uint64_t t0, uint64_t t1, BulkStats *b) {
+        for (int c = 0; c < CPU_SETSIZE; c++) {
+                if (!CPU_ISSET(c, cpus))
+                        continue;
+                char rel[64], p[PATH_MAX + 128], stats[1024];
+                snprintf(rel, sizeof(rel), "per_cpu/cpu%d/stats", c);
+                trace_path(t, rel, p, sizeof(p));
+                if (file_read(p, stats, sizeof(stats)) >= 0) {
+                        b->lost += stats_field(stats, "overrun: ") + stats_field(stats, "dropped events: ");
+                        b->entries += stats_field(stats, "entries: ");
+                }
+                snprintf(rel, sizeof(rel), "per_cpu/cpu%d/trace", c);
+                trace_path(t, rel, p, sizeof(p));
+                FILE *f = fopen(p, "re");
+                if (!f)
+                        return -errno;
+                char *line = NULL;
+                size_t cap = 0;
+                bool in = false;
+                uint64_t pages = 0, first = 0, last = 0;
+                int r = 0;
+                while (getline(&line, &cap, f) > 0) {
+                        pid_t pid;
+                        uint64_t ns;
+                        unsigned order;
+                        int kind = trace_parse_line(line, &pid, &ns, &order);
+                        if (kind == 0)
+                                continue;
+                        bool ours = pid_in(pid, pids, n_pids);
+                        if (!ours)
+                                b->foreign++;
+                        if (kind == 1 && ours) {
+                                b->events++;
+                                b->event_pages += 1ULL << (order > 20 ? 20 : order);
+                                if (ns + 1000 < t0 || ns > t1 + 1000)
+                                        b->outside++;
+                                if (!in) {
+                                        in = true;
+                                        pages = 0;
+                                        first = ns;
+                                }
+                                pages += 1ULL << (order > 20 ? 20 : order);
+                                last = ns;
+                                continue;
+                        }
+                        if (kind == 2 && ours)
+                                b->free_events++;
+                        if (in) {
+                                r = bulk_add(b, pages, first, last);
+                                in = false;
+                                if (r < 0)
+                                        break;
+                        }
+                }
+                if (in && r == 0)
+                        r = bulk_add(b, pages, first, last);
+                free(line);
+                fclose(f);
+                if (r < 0)
+                        return r;
+        }
+        if (b->n_spans > 0) {
+                qsort(b->spans_ns, b->n_spans, sizeof(uint32_t), cmp_u32);
+                b->span_p99_us = pct_sorted(b->spans_ns, b->n_spans, 99) / 1000.0;
+                b->span_max_us = b->spans_ns[b->n_spans - 1] / 1000.0;
+        }
+        return 0;
+}
+
+/* ---------------------------------------------------------------------------
+ * Children.
+ */
+
+/* What the parent and the allocator share (MAP_SHARED, made before fork). */
+typedef struct Shared {
+        int go;                      /* 0 wait, 1 run, 2 stop (parent writes) */
+        int ready;                   /* allocator writes 1 once prefaulted */
+        uint64_t epoch_ns;           /* CLOCK_MONOTONIC origin of t_100ns */
+        uint64_t cap;                /* samples the arrays hold */
+        uint64_t n;                  /* samples recorded */
+        uint64_t pages;              /* pages touched, also once the arrays are full */
+        int grow_full;               /* grow mode: the cap was reached */
+} Shared;
+
+typedef struct Samples {
+        Shared *sh;
+        uint32_t *t_100ns;           /* fault start - epoch, 100 ns units */
+        uint32_t *lat_ns;            /* fault duration (ES_LAT_MASK), | ES_PREEMPTED */
+        size_t map_bytes;
+} Samples;
+
+static int child_setup(const cpu_set_t *cpus, int nice_value, const char *name, pid_t parent) {
+        struct sigaction sa = { .sa_handler = SIG_IGN };
+        sigemptyset(&sa.sa_mask);
+        /* The parent decides when children die; a terminal ^C goes to the whole group. */
+        (void) sigaction(SIGINT, &sa, NULL);
+        (void) sigaction(SIGTERM, &sa, NULL);
+        (void) sigaction(SIGHUP, &sa, NULL);
+        if (prctl(PR_SET_PDEATHSIG, SIGKILL) < 0 || getppid() != parent)
+                return -1;
+        (void) prctl(PR_SET_NAME, name);
+        if (sched_setaffinity(0, sizeof(*cpus), cpus) < 0)
+                return -1;
+        if (nice_value != 0)
+                (void) setpriority(PRIO_PROCESS, 0, nice_value);
+        return 0;
+}
+
+static void touch_pages(volatile char *p, size_t bytes, size_t page) {
+        for (size_t off = 0; off < bytes; off += page)
+                p[off] = 1;
+}
+
+static __attribute__((noreturn)) void exiter_main(size_t bytes, const cpu_set_t *cpus, int nice_value,
+                                                  int ready_fd, int hold_fd, pid_t parent) {
+        size_t page = (size_t) sysconf(_SC_PAGESIZE);
+        if (child_setup(cpus, nice_value, "es-exiter", parent) < 0)
+                _exit(2);
+        char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+        if (p == MAP_FAILED)
+                _exit(3);
+        (void) madvise(p, bytes, MADV_NOHUGEPAGE);
+        touch_pages(p, bytes, page);
+        if (write(ready_fd, "r", 1) != 1)
+                _exit(4);
+        for (;;) {
+                char c;
+                ssize_t k = read(hold_fd, &c, 1);
+                if (k == 0 || (k < 0 && errno != EINTR))
+                        _exit(0);         /* the parent is gone */
+        }
+}
+
+static long nivcsw_self(void) {
+        struct rusage ru;
+        return getrusage(RUSAGE_THREAD, &ru) < 0 ? -1 : ru.ru_nivcsw;
+}
+
+/*
+ * recycle: mmap 2 MiB, touch, munmap (the pages go back to this CPU's pcp
+ * list and, when it is above high, to the buddy allocator); grow: keep every
+ * chunk until grow_max_bytes (each page comes from the buddy allocator
+ * through pcp refills).  A chunk during which the process was preempted
+ * (ru_nivcsw moved) gets its slowest sample flagged ES_PREEMPTED.
+ */
+static __attribute__((noreturn)) void allocator_main(Samples *s, const cpu_set_t *cpus, int nice_value, bool grow,
+                                                     size_t grow_max_bytes, pid_t parent) {
+        size_t page = (size_t) sysconf(_SC_PAGESIZE), mapped = 0;
+        Shared *sh = s->sh;
+        if (child_setup(cpus, nice_value, "es-allocator", parent) < 0)
+                _exit(2);
+        /* Map the shared sample arrays now, not on first use in a window. */
+        touch_pages((volatile char *) s->t_100ns, sh->cap * sizeof(uint32_t), page);
+        touch_pages((volatile char *) s->lat_ns, sh->cap * sizeof(uint32_t), page);
+        __atomic_store_n(&sh->ready, 1, __ATOMIC_RELEASE);
+        while (__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE) == 0) {
+                struct timespec ts = { 0, 200000 };
+                nanosleep(&ts, NULL);
+                if (getppid() != parent)
+                        _exit(0);
+        }
+        uint64_t epoch = sh->epoch_ns, cap = sh->cap, n = 0, pages = 0;
+        while (__atomic_load_n(&sh->go, __ATOMIC_ACQUIRE) == 1) {
+                if (grow && mapped + ES_CHUNK_BYTES > grow_max_bytes) {
+                        struct timespec ts = { 0, 1000000 };
+                        __atomic_store_n(&sh->grow_full, 1, __ATOMIC_RELEASE);
+                        nanosleep(&ts, NULL);
+                        continue;
+                }
+                volatile char *p = mmap(NULL, ES_CHUNK_BYTES, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                                        -1, 0);
+                if (p == MAP_FAILED)
+                        _exit(3);
+                (void) madvise((void *) p, ES_CHUNK_BYTES, MADV_NOHUGEPAGE);
+                uint64_t worst_i = UINT64_MAX;
+                uint32_t worst = 0;
+                long iv = nivcsw_self();
+                for (size_t off = 0; off < ES_CHUNK_BYTES; off += page) {
+                        uint64_t a = now_ns();
+                        p[off] = 1;
+                        uint64_t b = now_ns();
+                        if (n < cap) {
+                                uint32_t lat = b - a > ES_LAT_MASK ? ES_LAT_MASK : (uint32_t) (b - a);
+                                s->t_100ns[n] = (uint32_t) ((a - epoch) / 100U);
+                                s->lat_ns[n] = lat;
+                                if (lat >= worst) {
+                                        worst = lat;
+                                        worst_i = n;
+                                }
+                                n++;
+                        }
+                        pages++;
+                }
+                if (worst_i != UINT64_MAX && nivcsw_self() != iv)
+                        s->lat_ns[worst_i] |= ES_PREEMPTED;
+                if (grow)
+                        mapped += ES_CHUNK_BYTES;
+                else
+                        (void) munmap((void *) p, ES_CHUNK_BYTES);
+                __atomic_store_n(&sh->n, n, __ATOMIC_RELEASE);
+                __atomic_store_n(&sh->pages, pages, __ATOMIC_RELEASE);
+        }
+        _exit(0);
+}
+
+/* ---------------------------------------------------------------------------
+ * The benchmark.
+ */
+
+typedef struct Options {
+        unsigned runs, exiters;
+        unsigned long size_mib;
+        long minimum_fraction;       /* -1: ask pcptunectl */
+        const char *pcptunectl;
+        unsigned baseline_ms, settle_ms;
+        int alloc_cpu;               /* -1: first allowed */
+        int nice_value;
+        bool trace;
+        bool grow;                   /* --alloc-mode grow */
+        unsigned long grow_max_mib;
+        unsigned long max_samples;
+} Options;
+
+typedef struct WinStats {
+        uint64_t n;                  /* samples that started in the window */
+        uint64_t preempted;          /* of which flagged ES_PREEMPTED */
+        double p50_us, p99_us, max_us;
+        double max_np_us;            /* max over the samples not flagged */
+} WinStats;
+
+typedef struct PcpSum {
+        uint64_t count, high;        /* pages, summed over zones and the exiters' CPUs */
+} PcpSum;
+
+typedef struct RunResult {
+        long fraction;
+        bool done, interfered, grow_full;
+        double exit_ms;
+        WinStats win, base;
+        double kpages_s;             /* allocator faults per second / 1000 in the exit window */
+        double runq_ms;              /* allocator run-queue delay in the exit window */
+        PcpSum pcp_t0, pcp_t1;
+        bool traced;
+        BulkStats bulk;
+} RunResult;
+
+typedef struct Bench {
+        Options o;
+        cpu_set_t alloc_cpus, exiter_cpus;
+        int alloc_cpu;
+        size_t page;
+        long original;               /* fraction at start */
+        bool original_known;
+        long last_written;           /* -1: none yet */
+        long minimum;
+        Trace trace;
+        bool trace_ok;
+        Samples s;
+        pid_t exiters[ES_MAX_EXITERS];
+        unsigned n_exiters;
+        pid_t allocator;
+        int hold_fd;                 /* write end the exiters block on */
+        uint32_t *scratch;           /* sorting */
+        bool state_written;          /* ES_STATE_PATH is ours */
+        bool minimum_checked;
+} Bench;
+
+static void kill_and_reap(pid_t *pid) {
+        if (*pid <= 0)
+                return;
+        (void) kill(*pid, SIGKILL);
+        while (waitpid(*pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        *pid = 0;
+}
+
+static void children_cleanup(Bench *b) {
+        for (unsigned i = 0; i < b->n_exiters; i++)
+                kill_and_reap(&b->exiters[i]);
+        b->n_exiters = 0;
+        if (b->s.sh)
+                __atomic_store_n(&b->s.sh->go, 2, __ATOMIC_RELEASE);
+        kill_and_reap(&b->allocator);
+        if (b->hold_fd >= 0) {
+                close(b->hold_fd);
+                b->hold_fd = -1;
+        }
+}
+
+/* Second field of /proc/PID/schedstat: ns spent runnable on a run queue, not running. */
+static uint64_t schedstat_run_delay(pid_t pid) {
+        char p[64], buf[128];
+        unsigned long long run = 0, delay = 0;
+        snprintf(p, sizeof(p), "/proc/%d/schedstat", (int) pid);
+        if (file_read(p, buf, sizeof(buf)) < 0 || sscanf(buf, "%llu %llu", &run, &delay) != 2)
+                return 0;
+        return delay;
+}
+
+/* pcp count and high of every zone, summed over the CPUs in set (/proc/zoneinfo pagesets). */
+static void zoneinfo_pcp_sum(const cpu_set_t *set, PcpSum *ret) {
+        char *buf = NULL;
+        memset(ret, 0, sizeof(*ret));
+        if (file_read_all(ZONEINFO_PATH, &buf) < 0)
+                return;
+        int cpu = -1;
+        for (char *line = buf, *next; line && *line; line = next) {
+                next = strchr(line, '\n');
+                if (next)
+                        *next++ = '\0';
+                char *t = line;
+                while (*t == ' ')
+                        t++;
+                unsigned long long v;
+                if (strncmp(line, "Node ", 5) == 0)
+                        cpu = -1;
+                else if (strncmp(t, "cpu:", 4) == 0)
+                        cpu = atoi(t + 4);
+                else if (cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, set)) {
+                        if (strncmp(t, "count:", 6) == 0 && sscanf(t + 6, "%llu", &v) == 1)
+                                ret->count += v;
+                        else if (strncmp(t, "high:", 5) == 0 && sscanf(t + 5, "%llu", &v) == 1)
+                                ret->high += v;
+                }
+        }
+        free(buf);
+}
+
+/* The samples starting in [from, to) (ns, CLOCK_MONOTONIC). */
+static void window_stats(Bench *b, uint64_t n, uint64_t from, uint64_t to, WinStats *w) {
+        uint64_t epoch = b->s.sh->epoch_ns, k = 0;
+        uint64_t lo = from > epoch ? (from - epoch) / 100U : 0, hi = to > epoch ? (to - epoch) / 100U : 0;
+        uint32_t max_np = 0;
+        memset(w, 0, sizeof(*w));
+        for (uint64_t i = 0; i < n; i++) {
+                if (b->s.t_100ns[i] < lo || b->s.t_100ns[i] >= hi)
+                        continue;
+                uint32_t v = b->s.lat_ns[i];
+                if (v & ES_PREEMPTED)
+                        w->preempted++;
+                else if (v > max_np)
+                        max_np = v;
+                b->scratch[k++] = v & ES_LAT_MASK;
+        }
+        qsort(b->scratch, k, sizeof(uint32_t), cmp_u32);
+        w->n = k;
+        w->p50_us = pct_sorted(b->scratch, k, 50) / 1000.0;
+        w->p99_us = pct_sorted(b->scratch, k, 99) / 1000.0;
+        w->max_us = k ? b->scratch[k - 1] / 1000.0 : 0;
+        w->max_np_us = max_np / 1000.0;
+}
+
+/* Blocks until n bytes arrived on fd (poll, so that a signal is seen). */
+static int wait_ready(int fd, unsigned n, unsigned timeout_ms) {
+        uint64_t deadline = now_ns() + (uint64_t) timeout_ms * 1000000ULL;
+        while (n > 0) {
+                if (es_interrupted)
+                        return -EINTR;
+                if (now_ns() > deadline)
+                        return -ETIMEDOUT;
+                struct pollfd pfd = { .fd = fd, .events = POLLIN };
+                int k = poll(&pfd, 1, 100);
+                if (k < 0 && errno != EINTR)
+                        return -errno;
+                if (k <= 0)
+                        continue;
+                char buf[ES_MAX_EXITERS];
+                ssize_t got = read(fd, buf, n < sizeof(buf) ? n : sizeof(buf));
+                if (got <= 0)
+                        return -EPIPE;    /* every exiter died */
+                n -= (unsigned) got;
+        }
+        return 0;
+}
+
+static int run_one(Bench *b, unsigned idx, long fraction, RunResult *res) {
+        int ready[2] = { -1, -1 }, hold[2] = { -1, -1 };
+        pid_t self = getpid(), reaped[ES_MAX_EXITERS];
+        unsigned n_reaped = 0;
+        Shared *sh = b->s.sh;
+        uint64_t base_from, t0, t1, delay0, delay1;
+        long now_value;
+        pid_t pid;
+        int r;
+
+        memset(res, 0, sizeof(*res));
+        res->fraction = fraction;
+
+        /* 1. the knob */
+        r = fraction_read(&now_value);
+        if (r < 0)
+                return fail("cannot read %s: %s", FRACTION_PATH, strerror(-r));
+        if (b->last_written >= 0 && now_value != b->last_written)
+                say("exitstorm: warning: %s is %ld, %ld was written: someone else changes it\n", FRACTION_PATH,
+                    now_value, b->last_written);
+        r = fraction_write(fraction);
+        if (r < 0)
+                return fail("cannot write %ld to %s: %s", fraction, FRACTION_PATH, strerror(-r));
+        b->last_written = fraction;
+        stat_refresh();
+        if ((r = sleep_ms(b->o.settle_ms)) < 0)
+                return r;
+        if (fraction == b->minimum && !b->minimum_checked) {
+                char bad[128] = "";
+                r = zoneinfo_check_minimum(bad, sizeof(bad));
+                if (r == -EDOM)
+                        say("exitstorm: warning: fraction %ld does not give high = 4 x batch: %s\n", fraction, bad);
+                else if (r > 0)
+                        say("exitstorm: fraction %ld: high_min = high_max = 4 x batch on all %d populated zones "
+                            "(/proc/zoneinfo)\n", fraction, r);
+                b->minimum_checked = true;
+        }
+
+        /* 2. the exiters */
+        if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(hold, O_CLOEXEC) < 0) {
+                r = -errno;
+                goto out;
+        }
+        b->hold_fd = hold[1];
+        hold[1] = -1;
+        for (unsigned i = 0; i < b->o.exiters; i++) {
+                pid = fork();
+                if (pid < 0) {
+                        r = fail("fork: %m");
+                        goto out;
+                }
+                if (pid == 0) {
+                        close(b->hold_fd);
+                        close(ready[0]);
+                        exiter_main((size_t) b->o.size_mib << 20, &b->exiter_cpus, b->o.nice_value, ready[1],
+                                    hold[0], self);
+                }
+                b->exiters[b->n_exiters++] = pid;
+        }
+        close(ready[1]);
+        ready[1] = -1;
+        r = wait_ready(ready[0], b->o.exiters, ES_READY_TIMEOUT_MS);
+        if (r < 0) {
+                if (r != -EINTR)
+                        fail("the exiters did not get ready: %s", strerror(-r));
+                goto out;
+        }
+        stat_refresh();
+        if ((r = sleep_ms(b->o.settle_ms)) < 0)
+                goto out;
+
+        /* 3. tracing armed (still off), then the allocator */
+        if (b->trace_ok) {
+                r = trace_arm(&b->trace, b->exiters, b->n_exiters);
+                if (r < 0) {
+                        fail("cannot arm the trace instance: %s", strerror(-r));
+                        goto out;
+                }
+        }
+        __atomic_store_n(&sh->go, 0, __ATOMIC_RELEASE);
+        __atomic_store_n(&sh->ready, 0, __ATOMIC_RELEASE);
+        sh->n = sh->pages = 0;
+        sh->grow_full = 0;
+        sh->epoch_ns = now_ns();
+        pid = fork();
+        if (pid < 0) {
+                r = fail("fork: %m");
+                goto out;
+        }
+        if (pid == 0) {
+                close(b->hold_fd);
+                close(ready[0]);
+                close(hold[0]);
+                allocator_main(&b->s, &b->alloc_cpus, b->o.nice_value, b->o.grow,
+                               (size_t) b->o.grow_max_mib << 20, self);
+        }
+        b->allocator = pid;
+        for (unsigned waited = 0; !__atomic_load_n(&sh->ready, __ATOMIC_ACQUIRE); waited++) {
+                if ((r = sleep_ms(1)) < 0)
+                        goto out;
+                if (waited > 60000) {
+                        r = fail("the allocator did not get ready");
+                        goto out;
+                }
+        }
+        __atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
+        if ((r = sleep_ms(ES_WARMUP_MS)) < 0)
+                goto out;
+        base_from = now_ns();
+        if ((r = sleep_ms(b->o.baseline_ms)) < 0)
+                goto out;
+
+        /* 4. the storm */
+        zoneinfo_pcp_sum(&b->exiter_cpus, &res->pcp_t0);
+        delay0 = schedstat_run_delay(b->allocator);
+        if (fraction_read(&now_value) < 0 || now_value != fraction)
+                res->interfered = true;
+        if (b->trace_ok && (r = trace_write(&b->trace, "tracing_on", "1\n", 0)) < 0) {
+                fail("cannot start tracing: %s", strerror(-r));
+                goto out;
+        }
+        n_reaped = b->n_exiters;
+        memcpy(reaped, b->exiters, sizeof(reaped[0]) * n_reaped);
+        t0 = now_ns();
+        for (unsigned i = 0; i < b->n_exiters; i++)
+                (void) kill(b->exiters[i], SIGKILL);
+        for (unsigned i = 0; i < b->n_exiters; i++) {
+                while (waitpid(b->exiters[i], NULL, 0) < 0 && errno == EINTR)
+                        ;
+                b->exiters[i] = 0;
+        }
+        t1 = now_ns();
+        b->n_exiters = 0;
+        if (b->trace_ok)
+                (void) trace_write(&b->trace, "tracing_on", "0\n", 0);
+        delay1 = schedstat_run_delay(b->allocator);
+        zoneinfo_pcp_sum(&b->exiter_cpus, &res->pcp_t1);
+
+        /* 5. results */
+        __atomic_store_n(&sh->go, 2, __ATOMIC_RELEASE);
+        while (waitpid(b->allocator, NULL, 0) < 0 && errno == EINTR)
+                ;
+        b->allocator = 0;
+        close(b->hold_fd);
+        b->hold_fd = -1;
+        r = fraction_read(&now_value);
+        res->interfered = res->interfered || r < 0 || now_value != fraction;
+        if (res->interfered)
+                say("exitstorm: warning: run %u: the fraction changed under the run (%ld at the end, not %ld)\n", idx,
+                    r < 0 ? -1L : now_value, fraction);
+
+        uint64_t n = __atomic_load_n(&sh->n, __ATOMIC_ACQUIRE);
+        if (n >= sh->cap)
+                say("exitstorm: warning: run %u: the sample array is full (%" PRIu64 "): raise --max-samples\n",
+                    idx, n);
+        res->grow_full = __atomic_load_n(&sh->grow_full, __ATOMIC_ACQUIRE) != 0;
+        if (res->grow_full)
+                say("exitstorm: warning: run %u: the allocator reached --grow-max-mib and stopped allocating\n",
+                    idx);
+        res->exit_ms = (double) (t1 - t0) / 1e6;
+        window_stats(b, n, t0, t1, &res->win);
+        window_stats(b, n, base_from, t0, &res->base);
+        res->kpages_s = (double) res->win.n / ((double) (t1 - t0) / 1e9) / 1000.0;
+        res->runq_ms = delay1 >= delay0 ? (double) (delay1 - delay0) / 1e6 : 0;
+
+        if (b->trace_ok) {
+                trace_disarm(&b->trace);
+                r = trace_collect(&b->trace, &b->exiter_cpus, reaped, n_reaped, t0, t1, &res->bulk);
+                if (r < 0) {
+                        fail("cannot read the trace: %s", strerror(-r));
+                        goto out;
+                }
+                res->traced = true;
+                uint64_t parsed = res->bulk.events + res->bulk.free_events + res->bulk.foreign;
+                if (res->bulk.foreign || res->bulk.outside || parsed != res->bulk.entries)
+                        say("exitstorm: note: run %u: %" PRIu64 " events of other pids, %" PRIu64
+                            " drain events stamped outside the window, %" PRIu64 " events parsed of %" PRIu64
+                            " in the buffer\n", idx, res->bulk.foreign, res->bulk.outside, parsed,
+                            res->bulk.entries);
+        }
+        res->done = true;
+        r = 0;
+out:
+        if (b->trace_ok)
+                trace_disarm(&b->trace);
+        children_cleanup(b);
+        for (int i = 0; i < 2; i++) {
+                if (ready[i] >= 0)
+                        close(ready[i]);
+                if (hold[i] >= 0)
+                        close(hold[i]);
+        }
+        return r;
+}
+
+#define ROW_FMT "%-3s %8s %8s %6s %6s %8s %8s %5s %6s %6s %7s %6s %7s %13s %13s %6s %7s %5s %6s %6s %7s %4s\n"
+
+static void print_header(void) {
+        say(ROW_FMT, "run", "fraction", "exit_ms", "p50_us", "p99_us", "max_us", "maxnp_us", "prmpt", "b_p50",
+            "b_p99", "b_max", "kpg/s", "runq_ms", "pcp_t0", "pcp_t1", "bulk", "pg/bulk", "pgmax", "sp99us",
+            "spmxus", "events", "lost");
+}
+
+static void print_row(unsigned idx, const RunResult *r) {
+        char c[22][40];
+        int k = 0;
+#define COL(...) snprintf(c[k++], sizeof(c[0]), __VA_ARGS__)
+        COL("%u", idx);
+        COL("%ld", r->fraction);
+        COL("%.1f", r->exit_ms);
+        COL("%.2f", r->win.p50_us);
+        COL("%.2f", r->win.p99_us);
+        COL("%.1f", r->win.max_us);
+        COL("%.1f", r->win.max_np_us);
+        COL("%" PRIu64, r->win.preempted);
+        COL("%.2f", r->base.p50_us);
+        COL("%.2f", r->base.p99_us);
+        COL("%.1f", r->base.max_us);
+        COL("%.0f", r->kpages_s);
+        COL("%.1f", r->runq_ms);
+        COL("%" PRIu64 "/%" PRIu64, r->pcp_t0.count, r->pcp_t0.high);
+        COL("%" PRIu64 "/%" PRIu64, r->pcp_t1.count, r->pcp_t1.high);
+        if (r->traced) {
+                COL("%" PRIu64, r->bulk.bulk);
+                COL("%.1f", r->bulk.bulk ? (double) r->bulk.event_pages / (double) r->bulk.bulk : 0.0);
+                COL("%" PRIu64, r->bulk.bulk_max_pages);
+                COL("%.0f", r->bulk.span_p99_us);
+                COL("%.0f", r->bulk.span_max_us);
+                COL("%" PRIu64, r->bulk.events);
+                COL("%" PRIu64, r->bulk.lost);
+        } else
+                while (k < 22)
+                        COL("-");
+#undef COL
+        say(ROW_FMT, c[0], c[1], c[2], c[3], c[4], c[5], c[6], c[7], c[8], c[9], c[10], c[11], c[12], c[13], c[14],
+            c[15], c[16], c[17], c[18], c[19], c[20], c[21]);
+        if (r->interfered)
+                say("    (run %u left out of the summary: the fraction was changed by someone else)\n", idx);
+}
+
+typedef struct Summary {
+        unsigned n;
+        double exit_ms, p50, p99, max, max_np, base_p50, base_p99, kpages_s, runq_ms, span99, spanmx;
+        uint64_t bulk, pages, bulk_max, events, lost, traced, preempted;
+} Summary;
+
+static void summary_add(Summary *s, const RunResult *r) {
+        s->n++;
+        s->exit_ms += r->exit_ms;
+        s->p50 += r->win.p50_us;
+        s->p99 += r->win.p99_us;
+        s->max += r->win.max_us;
+        s->max_np += r->win.max_np_us;
+        s->preempted += r->win.preempted;
+        s->base_p50 += r->base.p50_us;
+        s->base_p99 += r->base.p99_us;
+        s->kpages_s += r->kpages_s;
+        s->runq_ms += r->runq_ms;
+        if (r->traced) {
+                s->traced++;
+                s->bulk += r->bulk.bulk;
+                s->pages += r->bulk.event_pages;
+                s->events += r->bulk.events;
+                s->lost += r->bulk.lost;
+                s->span99 += r->bulk.span_p99_us;
+                s->spanmx += r->bulk.span_max_us;
+                if (r->bulk.bulk_max_pages > s->bulk_max)
+                        s->bulk_max = r->bulk.bulk_max_pages;
+        }
+}
+
+static void summary_print(const char *label, long fraction, const Summary *s) {
+        if (s->n == 0) {
+                say("  %-7s (fraction %ld): no valid run\n", label, fraction);
+                return;
+        }
+        double n = s->n, nt = s->traced ? (double) s->traced : 1;
+        say("  %-7s (fraction %ld, %u runs): exit %.1f ms; allocator in the exit window p50 %.2f us, p99 %.2f us, "
+            "max %.1f us (%.1f us without the %" PRIu64 " preempted chunks' worst); baseline p50 %.2f us, p99 %.2f "
+            "us; %.0f kpages/s; run-queue wait %.1f ms\n",
+            label, fraction, s->n, s->exit_ms / n, s->p50 / n, s->p99 / n, s->max / n, s->max_np / n, s->preempted,
+            s->base_p50 / n, s->base_p99 / n, s->kpages_s / n, s->runq_ms / n);
+        if (s->traced)
+                say("  %-7s bulk frees %.0f per run, %.1f pages each (max %" PRIu64 "), span p99 %.0f us, max %.0f us; "
+                    "%.0f drain events per run; %" PRIu64 " lost\n",
+                    "", (double) s->bulk / nt, s->bulk ? (double) s->pages / (double) s->bulk : 0.0, s->bulk_max,
+                    s->span99 / nt, s->spanmx / nt, (double) s->events / nt, s->lost);
+}
+
+/*
+ * The original value outlives a SIGKILL of this program in ES_STATE_PATH:
+ * a later run finds it, restores that value and takes it as the original.
+ * -EBUSY when another exitstorm is running.
+ */
+static int state_claim(Bench *b) {
+        char buf[64];
+        long pid, orig;
+        if (file_read(ES_STATE_PATH, buf, sizeof(buf)) >= 0 && sscanf(buf, "%ld %ld", &pid, &orig) == 2) {
+                if (pid != (long) getpid() && (kill((pid_t) pid, 0) == 0 || errno != ESRCH)) {
+                        fail("another exitstorm (pid %ld, %s) is running", pid, ES_STATE_PATH);
+                        return -EBUSY;
+                }
+                if (orig != b->original) {
+                        int r = fraction_write(orig);
+                        if (r < 0)
+                                return fail("cannot restore %s to %ld left by killed run %ld: %s", FRACTION_PATH, orig,
+                                            pid, strerror(-r));
+                        say("exitstorm: a killed run (pid %ld) had left %s at %ld: restored to its original %ld\n",
+                            pid, FRACTION_PATH, b->original, orig);
+                        b->original = orig;
+                }
+        }
+        int fd = open(ES_STATE_PATH, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return fail("cannot write %s: %m", ES_STATE_PATH);
+        int n = snprintf(buf, sizeof(buf), "%d %ld\n", (int) getpid(), b->original);
+        int r = write(fd, buf, (size_t) n) == n ? 0 : -EIO;
+        if (close(fd) < 0 || r < 0) {
+                unlink(ES_STATE_PATH);
+                return fail("cannot write %s", ES_STATE_PATH);
+        }
+        b->state_written = true;
+        return 0;
+}
+
+static int restore_fraction(Bench *b) {
+        if (!b->original_known || b->last_written < 0)
+                return 0;
+        long v = -1;
+        int r = fraction_write(b->original);
+        if (r < 0 || fraction_read(&v) < 0 || v != b->original) {
+                fail("cannot restore %s to %ld (%s): write it by hand", FRACTION_PATH, b->original,
+                     r < 0 ? strerror(-r) : "read back differs");
+                return -EIO;
+        }
+        stat_refresh();
+        say("exitstorm: %s restored to %ld (read back: %ld)\n", FRACTION_PATH, b->original, v);
+        b->last_written = -1;
+        return 0;
+}
+
+static void usage(void) {
+        puts("usage: exitstorm [--runs N] [--exiters K] [--size MIB] [--minimum-fraction F] [--pcptunectl PATH]\n"
+             "                 [--alloc-mode recycle|grow] [--grow-max-mib MIB] [--baseline-ms MS] [--settle-ms MS]\n"
+             "                 [--alloc-cpu CPU] [--nice N] [--no-trace] [--max-samples N]\n"
+             "Root only.  See the comment at the top of tests/bench/exitstorm.c.");
+}
+
+static int parse_args(Options *o, int argc, char **argv) {
+        enum { OPT_RUNS = 0x100, OPT_EXITERS, OPT_SIZE, OPT_MIN, OPT_CTL, OPT_BASE, OPT_SETTLE, OPT_CPU, OPT_NICE,
+               OPT_NOTRACE, OPT_SAMPLES, OPT_MODE, OPT_GROWMAX };
+        static const struct option opts[] = {
+                { "runs", required_argument, NULL, OPT_RUNS },
+                { "exiters", required_argument, NULL, OPT_EXITERS },
+                { "size", required_argument, NULL, OPT_SIZE },
+                { "minimum-fraction", required_argument, NULL, OPT_MIN },
+                { "pcptunectl", required_argument, NULL, OPT_CTL },
+                { "baseline-ms", required_argument, NULL, OPT_BASE },
+                { "settle-ms", required_argument, NULL, OPT_SETTLE },
+                { "alloc-cpu", required_argument, NULL, OPT_CPU },
+                { "alloc-mode", required_argument, NULL, OPT_MODE },
+                { "grow-max-mib", required_argument, NULL, OPT_GROWMAX },
+                { "nice", required_argument, NULL, OPT_NICE },
+                { "no-trace", no_argument, NULL, OPT_NOTRACE },
+                { "max-samples", required_argument, NULL, OPT_SAMPLES },
+                { "help", no_argument, NULL, 'h' },
+                {}
+        };
+        long v;
+        int c;
+        while ((c = getopt_long(argc, argv, "h", opts, NULL)) >= 0) {
+                switch (c) {
+                case OPT_RUNS:
+                        if (parse_long(optarg, 1, 1000, &v) < 0)
+                                return fail("--runs: expected 1..1000, found \"%s\"", optarg);
+                        o->runs = (unsigned) v;
+                        break;
+                case OPT_EXITERS:
+                        if (parse_long(optarg, 1, ES_MAX_EXITERS, &v) < 0)
+                                return fail("--exiters: expected 1..%u, found \"%s\"", ES_MAX_EXITERS, optarg);
+                        o->exiters = (unsigned) v;
+                        break;
+                case OPT_SIZE:
+                        if (parse_long(optarg, 1, 1L << 20, &v) < 0)
+                                return fail("--size: expected MiB, found \"%s\"", optarg);
+                        o->size_mib = (unsigned long) v;
+                        break;
+                case OPT_MIN:
+                        if (parse_long(optarg, 8, INT_MAX, &v) < 0)
+                                return fail("--minimum-fraction: expected >= 8, found \"%s\"", optarg);
+                        o->minimum_fraction = v;
+                        break;
+                case OPT_CTL:
+                        o->pcptunectl = optarg;
+                        break;
+                case OPT_BASE:
+                        if (parse_long(optarg, 10, 60000, &v) < 0)
+                                return fail("--baseline-ms: expected 10..60000, found \"%s\"", optarg);
+                        o->baseline_ms = (unsigned) v;
+                        break;
+                case OPT_SETTLE:
+                        if (parse_long(optarg, 0, 60000, &v) < 0)
+                                return fail("--settle-ms: expected 0..60000, found \"%s\"", optarg);
+                        o->settle_ms = (unsigned) v;
+                        break;
+                case OPT_CPU:
+                        if (parse_long(optarg, 0, CPU_SETSIZE - 1, &v) < 0)
+                                return fail("--alloc-cpu: expected a CPU number, found \"%s\"", optarg);
+                        o->alloc_cpu = (int) v;
+                        break;
+                case OPT_MODE:
+                        if (strcmp(optarg, "recycle") == 0)
+                                o->grow = false;
+                        else if (strcmp(optarg, "grow") == 0)
+                                o->grow = true;
+                        else
+                                return fail("--alloc-mode: expected recycle or grow, found \"%s\"", optarg);
+                        break;
+                case OPT_GROWMAX:
+                        if (parse_long(optarg, 2, 1L << 22, &v) < 0)
+                                return fail("--grow-max-mib: expected MiB, found \"%s\"", optarg);
+                        o->grow_max_mib = (unsigned long) v;
+                        break;
+                case OPT_NICE:
+                        if (parse_long(optarg, -20, 19, &v) < 0)
+                                return fail("--nice: expected -20..19, found \"%s\"", optarg);
+                        o->nice_value = (int) v;
+                        break;
+                case OPT_NOTRACE:
+                        o->trace = false;
+                        break;
+                case OPT_SAMPLES:
+                        if (parse_long(optarg, 1000, 1L << 30, &v) < 0)
+                                return fail("--max-samples: expected 1000..2^30, found \"%s\"", optarg);
+                        o->max_samples = (unsigned long) v;
+                        break;
+                case 'h':
+                        usage();
+                        exit(0);
+                default:
+                        usage();
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc)
+                return fail("unexpected argument \"%s\"", argv[optind]);
+        return 0;
+}
+
+/* pcptunectl two directories above this program (build/gcc/tests/bench/exitstorm), else ./pcptunectl. */
+static void default_pcptunectl(char *buf, size_t size) {
+        char self[PATH_MAX];
+        ssize_t k = readlink("/proc/self/exe", self, sizeof(self) - 1);
+        if (k > 0) {
+                self[k] = '\0';
+                char *slash = strrchr(self, '/');
+                if (slash) {
+                        *slash = '\0';
+                        int k2 = snprintf(buf, size, "%s/../../pcptunectl", self);
+                        if (k2 > 0 && (size_t) k2 < size && access(buf, X_OK) == 0)
+                                return;
+                }
+        }
+        snprintf(buf, size, "./pcptunectl");
+}
+
+/* 0, 77 (cannot run here) or -errno. */
+static int setup(Bench *b) {
+        cpu_set_t allowed;
+        char why[512] = "";
+        int r;
+
+        if (geteuid() != 0) {
+                fail("must run as root (it writes %s and uses tracefs)", FRACTION_PATH);
+                return 77;
+        }
+        if (access(FRACTION_PATH, W_OK) < 0) {
+                fail("%s: %m (a kernel before 5.14?)", FRACTION_PATH);
+                return 77;
+        }
+        b->page = (size_t) sysconf(_SC_PAGESIZE);
+        if (sched_getaffinity(0, sizeof(allowed), &allowed) < 0)
+                return fail("sched_getaffinity: %m");
+        if (CPU_COUNT(&allowed) < 2) {
+                fail("needs at least 2 allowed CPUs (the allocator apart from the exiters), found %d",
+                     CPU_COUNT(&allowed));
+                return 77;
+        }
+        b->alloc_cpu = b->o.alloc_cpu;
+        for (int c = 0; c < CPU_SETSIZE && b->alloc_cpu < 0; c++)
+                if (CPU_ISSET(c, &allowed))
+                        b->alloc_cpu = c;
+        if (!CPU_ISSET(b->alloc_cpu, &allowed))
+                return fail("--alloc-cpu %d is not an allowed CPU", b->alloc_cpu);
+        CPU_ZERO(&b->alloc_cpus);
+        CPU_SET(b->alloc_cpu, &b->alloc_cpus);
+        b->exiter_cpus = allowed;
+        CPU_CLR(b->alloc_cpu, &b->exiter_cpus);
+
+        r = fraction_read(&b->original);
+        if (r < 0)
+                return fail("cannot read %s: %s", FRACTION_PATH, strerror(-r));
+        b->original_known = true;
+        r = state_claim(b);
+        if (r < 0)
+                return r;
+        say("exitstorm: original %s = %ld (restored at the end; if this program is SIGKILLed, write it back by "
+            "hand, or run exitstorm again: it is kept in %s)\n", FRACTION_PATH, b->original, ES_STATE_PATH);
+
+        if (b->o.minimum_fraction > 0) {
+                b->minimum = b->o.minimum_fraction;
+                say("exitstorm: minimum fraction %ld (--minimum-fraction)\n", b->minimum);
+        } else {
+                char ctl[PATH_MAX];
+                if (b->o.pcptunectl)
+                        snprintf(ctl, sizeof(ctl), "%s", b->o.pcptunectl);
+                else
+                        default_pcptunectl(ctl, sizeof(ctl));
+                r = minimum_fraction_query(ctl, &b->minimum);
+                if (r < 0)
+                        return fail("cannot get minimum_fraction from %s plan --json: %s (give --pcptunectl or "
+                                    "--minimum-fraction)", ctl, strerror(-r));
+                say("exitstorm: minimum fraction %ld (%s plan --json --no-owner-check --policy-dir <empty dir>)\n",
+                    b->minimum, ctl);
+        }
+
+        /* The samples: cap x (4 + 4) bytes, shared with the allocator. */
+        size_t cap = b->o.max_samples;
+        size_t hdr = (sizeof(Shared) + b->page - 1) / b->page * b->page;
+        b->s.map_bytes = hdr + 2 * cap * sizeof(uint32_t);
+        void *m = mmap(NULL, b->s.map_bytes, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (m == MAP_FAILED)
+                return fail("mmap %zu bytes: %m", b->s.map_bytes);
+        memset(m, 0, b->s.map_bytes); /* allocate the shmem pages once, before any window */
+        b->s.sh = m;
+        b->s.sh->cap = cap;
+        b->s.t_100ns = (uint32_t *) ((char *) m + hdr);
+        b->s.lat_ns = b->s.t_100ns + cap;
+        b->scratch = malloc(cap * sizeof(uint32_t));
+        if (!b->scratch)
+                return fail("out of memory");
+        memset(b->scratch, 0, cap * sizeof(uint32_t));
+
+        if (b->o.trace) {
+                /* ~2 events per page of the exiters (drain + free), ~32 bytes each in the ring buffer, x 1.5 */
+                unsigned long pages = (unsigned long) b->o.exiters * (b->o.size_mib << 20) / b->page;
+                unsigned long per_cpu_kb = pages * 2UL * 48UL / 1024UL + 4096UL;
+                r = trace_setup(&b->trace, &b->exiter_cpus, per_cpu_kb, why, sizeof(why));
+                if (r < 0)
+                        say("exitstorm: tracing off: %s\n", why);
+                else {
+                        b->trace_ok = true;
+                        say("exitstorm: tracing kmem:%s + kmem:%s in %s (%lu KiB per CPU, the exiters' CPUs and "
+                            "pids only)\n", ES_EV_DRAIN, ES_EV_FREE, b->trace.dir, per_cpu_kb);
+                }
+        } else
+                say("exitstorm: tracing off (--no-trace)\n");
+
+        /* The parent waits on the exiters' CPUs, away from the allocator. */
+        (void) sched_setaffinity(0, sizeof(b->exiter_cpus), &b->exiter_cpus);
+        return 0;
+}
+
+/* Everything back as found; -EIO when something could not be. */
+static int teardown(Bench *b) {
+        int r = 0;
+        children_cleanup(b);
+        if (b->trace.root[0]) {
+                char diff[1024];
+                trace_teardown(&b->trace);
+                if (b->trace.made)
+                        r = -EIO;
+                else if (!trace_global_unchanged(&b->trace, diff, sizeof(diff))) {
+                        fail("the global tracing state differs from the start:%s", diff);
+                        r = -EIO;
+                } else
+                        say("exitstorm: trace instance removed; global tracing state as at start (tracing_on %s, "
+                            "buffer_size_kb %s, current_tracer %s, %s enable %s, %s enable %s)\n",
+                            b->trace.before.tracing_on, b->trace.before.buffer_size_kb,
+                            b->trace.before.current_tracer, ES_EV_DRAIN, b->trace.before.drain_enable, ES_EV_FREE,
+                            b->trace.before.free_enable);
+        }
+        if (restore_fraction(b) < 0)
+                r = -EIO;
+        else if (b->state_written) {
+                (void) unlink(ES_STATE_PATH);
+                b->state_written = false;
+        }
+        if (b->s.sh)
+                munmap(b->s.sh, b->s.map_bytes);
+        b->s.sh = NULL;
+        free(b->scratch);
+        b->scratch = NULL;
+        return r;
+}
+
+int main(int argc, char **argv) {
+        Bench b = {
+                .o = { .runs = 6, .exiters = 4, .size_mib = 512, .minimum_fraction = -1, .baseline_ms = 500,
+                       .settle_ms = 500, .alloc_cpu = -1, .nice_value = -20, .trace = true, .grow_max_mib = 4096,
+                       .max_samples = 8UL << 20 },
+                .last_written = -1,
+                .hold_fd = -1,
+        };
+        int r;
+
+        struct sigaction sa = { .sa_handler = es_on_signal };
+        sigemptyset(&sa.sa_mask);
+        (void) sigaction(SIGINT, &sa, NULL);
+        (void) sigaction(SIGTERM, &sa, NULL);
+        (void) sigaction(SIGHUP, &sa, NULL);
+        signal(SIGPIPE, SIG_IGN);
+
+        if (parse_args(&b.o, argc, argv) < 0)
+                return 2;
+        r = setup(&b);
+        if (r != 0 || es_interrupted) {
+                (void) teardown(&b);
+                return es_interrupted ? 130 : r == 77 ? 77 : 1;
+        }
+
+        struct utsname un;
+        if (uname(&un) < 0)
+                snprintf(un.release, sizeof(un.release), "?");
+        char mask[512];
+        cpumask_format(&b.exiter_cpus, mask, sizeof(mask));
+        say("exitstorm: kernel %s, %ld online CPUs, %ld MiB RAM; %u exiters x %lu MiB (MADV_NOHUGEPAGE) on CPU mask "
+            "%s; allocator (%s) on CPU %d; nice %d; baseline %u ms, settle %u ms; %u runs\n",
+            un.release, sysconf(_SC_NPROCESSORS_ONLN), (long) ((uint64_t) sysconf(_SC_PHYS_PAGES) * b.page >> 20),
+            b.o.exiters, b.o.size_mib, mask, b.o.grow ? "grow: 2 MiB chunks kept" : "recycle: 2 MiB chunks munmapped",
+            b.alloc_cpu, b.o.nice_value, b.o.baseline_ms, b.o.settle_ms, b.o.runs);
+        say("columns: exit_ms SIGKILL to the last waitpid; p50/p99/max_us the allocator's faults (one per 4 KiB page) "
+            "that started in the exit window; maxnp_us the max without the worst fault of each chunk in which the "
+            "allocator was preempted (prmpt such chunks); b_* the baseline window (%u ms before the kill); kpg/s "
+            "allocator faults per second / 1000 in the exit window; runq_ms its run-queue wait in the exit window; "
+            "pcp_t0/t1 count/high in pages of the exiters' CPUs, all zones, at kill and after the last reap; bulk "
+            "bulk frees of the exiters, pg/bulk pages per bulk free (mean), pgmax (max), sp99us/spmxus their span "
+            "(p99/max); events mm_page_pcpu_drain events; lost ring-buffer overruns + drops\n", b.o.baseline_ms);
+        print_header();
+
+        RunResult *res = calloc(b.o.runs, sizeof(RunResult));
+        if (!res) {
+                (void) teardown(&b);
+                return 1;
+        }
+        unsigned done = 0;
+        bool failed = false;
+        for (unsigned i = 0; i < b.o.runs && !es_interrupted; i++) {
+                /* 0, min, min, 0, 0, min, min, 0, ... */
+                long fraction = (i % 4 == 0 || i % 4 == 3) ? 0 : b.minimum;
+                r = run_one(&b, i + 1, fraction, &res[i]);
+                if (r < 0 || !res[i].done) {
+                        if (!es_interrupted)
+                                failed = true;
+                        break;
+                }
+                print_row(i + 1, &res[i]);
+                done++;
+        }
+
+        Summary s0 = {}, sm = {};
+        for (unsigned i = 0; i < done; i++)
+                if (!res[i].interfered)
+                        summary_add(res[i].fraction == 0 ? &s0 : &sm, &res[i]);
+        if (done > 0) {
+                say("summary (means over the runs of each fraction):\n");
+                summary_print("default", 0, &s0);
+                summary_print("minimum", b.minimum, &sm);
+        }
+        char ppb0[32] = "-", ppbm[32] = "-";
+        if (s0.traced && s0.bulk)
+                snprintf(ppb0, sizeof(ppb0), "%.1f", (double) s0.pages / (double) s0.bulk);
+        if (sm.traced && sm.bulk)
+                snprintf(ppbm, sizeof(ppbm), "%.1f", (double) sm.pages / (double) sm.bulk);
+        for (unsigned i = 0; i < b.o.runs; i++)
+                free(res[i].bulk.spans_ns);
+        free(res);
+
+        int t = teardown(&b);
+        if (es_interrupted) {
+                fail("interrupted");
+                return 130;
+        }
+        if (s0.n && sm.n)
+                say("exitstorm: fraction0_p99_us=%.2f minimum_p99_us=%.2f fraction0_exit_ms=%.1f minimum_exit_ms=%.1f "
+                    "pages_per_bulk_free_0=%s pages_per_bulk_free_min=%s\n",
+                    s0.p99 / s0.n, sm.p99 / sm.n, s0.exit_ms / s0.n, sm.exit_ms / sm.n, ppb0, ppbm);
+        else
+                say("exitstorm: fraction0_p99_us=- minimum_p99_us=- fraction0_exit_ms=- minimum_exit_ms=- "
+                    "pages_per_bulk_free_0=- pages_per_bulk_free_min=-\n");
+        return failed || t < 0 ? 1 : 0;
+}
