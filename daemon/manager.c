@@ -64,6 +64,7 @@ struct Manager {
         usec_t procexit_opened;
         sd_event_source *fast_tick;       /* 1 s ticks while exits flow or an exit rule is active */
         bool exit_rules_active;
+        double exit_tick_rate;            /* exits/s from which fast ticks run (a quarter of the lowest threshold) */
         int psi_fd;
         sd_event_source *psi_io;
         usec_t psi_last;
@@ -815,12 +816,12 @@ static int manager_sample(Manager *m) {
 
 static int on_fast_tick(sd_event_source *es, uint64_t usec, void *userdata);
 
-/* 1 s ticks while exits flow, an exit rule is active, or in the minute after the last exit
- * (long enough for the `for` of an until: to elapse); none otherwise. */
+/* 1 s ticks while a storm may be forming (the exit rate is at least a quarter of the lowest
+ * threshold a rule compares it with) or an exit rule is active (its until: must be seen to hold);
+ * none otherwise: background exits only wake the socket. */
 static void manager_arm_fast_tick(Manager *m) {
         usec_t now = now_usec(CLOCK_MONOTONIC);
-        bool want = m->procexit && (proc_exit_rate(m->procexit, now) > 0 || m->exit_rules_active ||
-                                    (proc_exit_last(m->procexit) && now - proc_exit_last(m->procexit) < 60 * USEC_PER_SEC));
+        bool want = m->procexit && (m->exit_rules_active || proc_exit_rate(m->procexit, now) >= m->exit_tick_rate);
         int enabled = SD_EVENT_OFF;
 
         if (!want || !m->event) {
@@ -838,6 +839,16 @@ static void manager_arm_fast_tick(Manager *m) {
                 (void) sd_event_source_set_time_relative(m->fast_tick, USEC_PER_SEC);
                 (void) sd_event_source_set_enabled(m->fast_tick, SD_EVENT_ONESHOT);
         }
+}
+
+/* The lowest rate a when: condition compares proc.exit_rate with (> or >=). */
+static void exit_walk(const Expr *e, double *low) {
+        if (!e)
+                return;
+        if (e->kind == EXPR_CMP && e->metric == METRIC_PROC_EXIT_RATE && (e->op == CMP_GT || e->op == CMP_GE))
+                *low = MIN(*low, e->value);
+        exit_walk(e->a, low);
+        exit_walk(e->b, low);
 }
 
 static int on_fast_tick(sd_event_source *es, uint64_t usec, void *userdata) {
@@ -871,6 +882,27 @@ static int on_psi(sd_event_source *es, int fd, uint32_t revents, void *userdata)
         return 0;
 }
 
+/* Does a rule of a policy whose host: matches this host use the metric? */
+static bool manager_uses_metric(Manager *m, MetricId id) {
+        _cleanup_(snapshot_freep) Snapshot *s = NULL;
+        MetricValues mv;
+
+        if (!policy_set_uses_metric(m->policies, id))
+                return false;
+        if (snapshot_take(m->root, &s) < 0)
+                return true;
+        metrics_from_snapshot(s, &mv);
+        for (size_t i = 0; i < m->policies->n_policies; i++) {
+                const Policy *p = m->policies->policies[i];
+                if (host_match_eval(&p->host, &mv) != TRUTH_TRUE)
+                        continue;
+                for (size_t k = 0; k < p->n_rules; k++)
+                        if (condition_uses_metric(&p->rules[k].when, id) || condition_uses_metric(&p->rules[k].until, id))
+                                return true;
+        }
+        return false;
+}
+
 /* The lowest some/full percentage a rule compares a PSI metric against (> or >=). */
 static void psi_walk(const Expr *e, double *some, double *full) {
         if (!e)
@@ -897,8 +929,8 @@ static void manager_update_psi(Manager *m) {
                         psi_walk(r->when.root, &some, &full);
                         psi_walk(r->until.root, &some, &full);
                 }
-        for (int id = METRIC_PSI_MEMORY_SOME_AVG10; id <= METRIC_PSI_MEMORY_FULL_AVG300; id++)
-                uses |= policy_set_uses_metric(m->policies, (MetricId) id);
+        for (int id = METRIC_PSI_MEMORY_SOME_AVG10; id <= METRIC_PSI_MEMORY_FULL_AVG300 && !uses; id++)
+                uses = manager_uses_metric(m, (MetricId) id);
 
         m->psi_io = sd_event_source_disable_unref(m->psi_io);
         if (m->psi_fd >= 0)
@@ -924,7 +956,7 @@ static void manager_update_psi(Manager *m) {
 
 /* The proc connector is open only while a rule uses proc.exit_rate: every exit wakes us. */
 static void manager_update_procexit(Manager *m) {
-        bool uses = policy_set_uses_metric(m->policies, METRIC_PROC_EXIT_RATE);
+        bool uses = manager_uses_metric(m, METRIC_PROC_EXIT_RATE);
         KernelVersion kv = { 0, 0, 0 };
         _cleanup_(topology_done) Topology topo = { 0 };
         int r;
@@ -933,7 +965,9 @@ static void manager_update_procexit(Manager *m) {
                 if (m->procexit)
                         log_info("No rule uses proc.exit_rate any more: closing the proc connector");
                 m->procexit = proc_exit_source_free(m->procexit);
-                m->exit_unavailable = uses ? "the proc connector is opened by the daemon loop only" : NULL;
+                m->exit_unavailable = uses                                                ? "the proc connector is opened by the daemon loop only"
+                                      : policy_set_uses_metric(m->policies, METRIC_PROC_EXIT_RATE) ? "no policy using it matches this host"
+                                                                                                   : NULL;
                 return;
         }
         if (m->procexit)
@@ -956,6 +990,11 @@ static void manager_update_procexit(Manager *m) {
                 log_warning("proc.exit_rate is unavailable: %s", m->exit_error);
                 return;
         }
+        double low = 1e18;
+        for (size_t i = 0; i < m->policies->n_policies; i++)
+                for (size_t k = 0; k < m->policies->policies[i]->n_rules; k++)
+                        exit_walk(m->policies->policies[i]->rules[k].when.root, &low);
+        m->exit_tick_rate = low < 1e18 ? MAX(low / 4, 1.0) : 1.0;
         m->procexit_opened = now_usec(CLOCK_MONOTONIC);
         m->exit_unavailable = NULL;
         ProcExitCounters c;
