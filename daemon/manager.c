@@ -521,7 +521,7 @@ static int on_reclaim_followup(sd_event_source *s, uint64_t usec, void *userdata
 
 static void on_reclaim_done(ReclaimJob *j, void *userdata) {
         Manager *m = userdata;
-        _cleanup_(reclaim_job_freep) ReclaimJob *job = j;
+        _cleanup_(reclaim_job_freep) _unused_ ReclaimJob *job = j; /* freed on every return */
         size_t count[_RECLAIM_OUTCOME_MAX] = { 0 };
         uint64_t dying, percpu;
         char f_dyb[48], f_dya[48], f_pb[48], f_pa[48], f_dur[48], f_lbl[200], b1[32];

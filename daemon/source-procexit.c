@@ -131,24 +131,21 @@ static int on_readable(sd_event_source *es, int fd, uint32_t revents, void *user
 }
 
 static int send_op(ProcExitSource *s, uint32_t op, bool filter) {
-        struct {
-                struct cn_msg msg;
-                struct pcptune_proc_input in;
-        } req = { 0 };
+        uint8_t buf[sizeof(struct cn_msg) + sizeof(struct pcptune_proc_input)];
+        struct pcptune_proc_input in = { .mcast_op = op, .event_type = PCPTUNE_PROC_EVENT_EXIT };
+        struct cn_msg msg = { .id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC } };
         struct nl_msg *m;
         int r;
 
-        req.msg.id.idx = CN_IDX_PROC;
-        req.msg.id.val = CN_VAL_PROC;
-        req.in.mcast_op = op;
-        req.in.event_type = PCPTUNE_PROC_EVENT_EXIT;
         /* Before 6.6 the kernel ignores a request whose payload is not exactly one u32. */
-        req.msg.len = filter ? sizeof(struct pcptune_proc_input) : sizeof(uint32_t);
+        msg.len = filter ? sizeof(struct pcptune_proc_input) : sizeof(uint32_t);
+        memcpy(buf, &msg, sizeof msg);
+        memcpy(buf + sizeof msg, &in, sizeof in);
 
         m = nlmsg_alloc_simple(NLMSG_DONE, 0);
         if (!m)
                 return -ENOMEM;
-        r = nlmsg_append(m, &req, sizeof(struct cn_msg) + req.msg.len, NLMSG_ALIGNTO);
+        r = nlmsg_append(m, buf, sizeof(struct cn_msg) + msg.len, NLMSG_ALIGNTO);
         if (r >= 0)
                 r = nl_send_auto(s->sk, m);
         nlmsg_free(m);
