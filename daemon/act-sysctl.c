@@ -115,7 +115,8 @@ int knob_apply(Knob *k, const char *root, Journal *j, bool dry_run, int64_t want
 
         r = knob_write(root, k, wanted);
         if (r < 0) {
-                log_error_errno(r, "Failed to set %s to %" PRId64 ": %s", k->name, wanted, errno_str(r));
+                log_full_errno(why && why->probe && r == -EINVAL ? LOG_DEBUG : LOG_ERR, r,
+                               "Failed to set %s to %" PRId64 ": %s", k->name, wanted, errno_str(r));
                 if (!was_managed) {
                         k->managed = false;
                         journal_remove(j, k->name);

@@ -15,6 +15,14 @@
  * (the admin wins until `pcptunectl resume`).
  */
 
+/* What probing a kernel feature found. */
+typedef enum FeatureState {
+        FEATURE_UNKNOWN,           /* not tried yet */
+        FEATURE_ABSENT,
+        FEATURE_PRESENT,
+        _FEATURE_STATE_MAX,
+} FeatureState;
+
 typedef struct Knob {
         const char *name;          /* "vm.percpu_pagelist_high_fraction" */
         const char *path;          /* below root */
@@ -34,6 +42,7 @@ typedef struct ChangeReason {
         const char *policy;        /* NULL when restoring */
         const char *rule;
         const char *text;          /* "minimum: high = 4 x batch on every zone" */
+        bool probe;                /* a value the kernel may not know: EINVAL is logged at debug only */
 } ChangeReason;
 
 typedef enum KnobOutcome {

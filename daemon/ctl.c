@@ -294,8 +294,9 @@ static int cmd_resume(const CtlOptions *o, char **args) {
                 fprintf(stderr, "pcptunectl resume: needs exactly one knob, e.g. %s\n", SYSCTL_PCP_HIGH_FRACTION);
                 return 2;
         }
-        if (!streq(args[0], SYSCTL_PCP_HIGH_FRACTION)) {
-                log_error("Unknown knob '%s': pcptuned manages %s", args[0], SYSCTL_PCP_HIGH_FRACTION);
+        if (!streq(args[0], SYSCTL_PCP_HIGH_FRACTION) && !streq(args[0], SYSCTL_PCP_BATCH_SCALE_MAX)) {
+                log_error("Unknown knob '%s': pcptuned manages %s and %s", args[0], SYSCTL_PCP_HIGH_FRACTION,
+                          SYSCTL_PCP_BATCH_SCALE_MAX);
                 return 1;
         }
         pid = daemon_pid(o->state_dir);

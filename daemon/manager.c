@@ -51,6 +51,8 @@ struct Manager {
 
         Knob pcp_knob;
         bool knob_known;             /* pcp_knob.name/path set from the first snapshot */
+        Knob scale_knob;             /* vm.pcp_batch_scale_max (contrib patch 0002) */
+        FeatureState floor_state;    /* does the kernel take -1 for the high fraction (contrib patch 0001)? */
         bool warned_readonly;
         bool warned_no_knob;
 
@@ -157,7 +159,9 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         m->json = cfg->json;
         m->check_owner = cfg->check_owner;
         m->report = cfg->report ?: stdout;
-        m->pcp_knob = (Knob){ .min_value = 0, .max_value = INT_MAX };
+        m->pcp_knob = (Knob){ .min_value = PCP_FRACTION_FLOOR, .max_value = INT_MAX };
+        m->scale_knob = (Knob){ .name = SYSCTL_PCP_BATCH_SCALE_MAX, .path = SYSCTL_PCP_BATCH_SCALE_MAX_PATH,
+                                .min_value = 0, .max_value = 6 };
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -265,8 +269,22 @@ static int manager_restore_crash_journal(Manager *m) {
         return r < 0 ? r : 0;
 }
 
+/*
+ * Whether the kernel takes -1 for the high fraction is found out by writing it.  A root tree
+ * other than "/" (fixtures, snapshots, test trees) cannot say no, so it declares it:
+ * <root>/.pcptune/fraction-floor holding 1 stands for a kernel with the contrib patch.
+ */
+static FeatureState manager_initial_floor_state(const Manager *m) {
+        int64_t v;
+        if (streq(m->root, "/"))
+                return FEATURE_UNKNOWN;
+        return read_int64_at(m->root, "/.pcptune/fraction-floor", &v) >= 0 && v == 1 ? FEATURE_PRESENT : FEATURE_ABSENT;
+}
+
 int manager_startup(Manager *m) {
         int r;
+
+        m->floor_state = manager_initial_floor_state(m);
 
         r = manager_load_policies(m, true);
         if (r < 0)
@@ -372,10 +390,30 @@ static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
                             d->policy->name, d->rule->name, pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf));
 
         snprintf(reason, sizeof reason, "pcp.high %s", pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf));
+        /* minimum: -1 where the kernel has pcptune's contrib patch (no per-host fraction to re-solve);
+         * found out by writing it once: a kernel without the patch rejects it with EINVAL. */
+        int target = d->fraction;
+        bool try_floor = d->goal.kind == PCP_GOAL_MINIMUM && s->regime != PCP_REGIME_LEGACY &&
+                         m->floor_state != FEATURE_ABSENT && !m->dry_run;
+        if (try_floor)
+                target = PCP_FRACTION_FLOOR;
         int64_t old = 0;
-        r = knob_apply(&m->pcp_knob, m->root, m->journal, m->dry_run, d->fraction,
-                       &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason }, &old);
-        if (r == KNOB_WRITTEN && d->fraction != 0 && (old == 0 || d->fraction > old)) {
+        r = knob_apply(&m->pcp_knob, m->root, m->journal, m->dry_run, target,
+                       &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason,
+                                        .probe = try_floor },
+                       &old);
+        if (try_floor && r == -EINVAL) {
+                m->floor_state = FEATURE_ABSENT;
+                log_notice("This kernel rejects %s = -1 (no pcptune contrib patch): using the minimum computed for this "
+                           "host, %d", m->pcp_knob.name, d->fraction);
+                target = d->fraction;
+                r = knob_apply(&m->pcp_knob, m->root, m->journal, m->dry_run, target,
+                               &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason }, &old);
+        } else if (try_floor && (r == KNOB_WRITTEN || r == KNOB_NOOP))
+                m->floor_state = FEATURE_PRESENT;
+        bool lowered = (target == PCP_FRACTION_FLOOR && old != PCP_FRACTION_FLOOR) ||
+                       (target > 0 && (old == 0 || (old > 0 && target > old)));
+        if (r == KNOB_WRITTEN && lowered) {
                 /* Lower limits: busy CPUs clamp at their next allocation or free; idle ones only decay,
                  * 1/8 per vmstat tick.  vm.stat_refresh runs one decay step on every CPU now. */
                 int q = write_file_at(m->root, "/proc/sys/vm/stat_refresh", "1");
@@ -384,18 +422,42 @@ static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
         }
         if (r == KNOB_WRITTEN) {
                 _cleanup_(freep) char *msg = NULL;
-                int q = pcp_confirm(m->root, d->fraction, &msg);
+                int q = pcp_confirm(m->root, target, &msg);
                 if (q == -EBADE)
                         log_warning("%s = %d is set but the pagesets do not show the model's values: %s",
-                                    m->pcp_knob.name, d->fraction, strna(msg));
+                                    m->pcp_knob.name, target, strna(msg));
                 else if (q < 0)
-                        log_warning_errno(q, "Failed to confirm %s = %d in zoneinfo: %s", m->pcp_knob.name,
-                                          d->fraction, errno_str(q));
+                        log_warning_errno(q, "Failed to confirm %s = %d in zoneinfo: %s", m->pcp_knob.name, target,
+                                          errno_str(q));
                 else
                         log_info("Confirmed %s = %d: pagesets match the model on every populated zone",
-                                 m->pcp_knob.name, d->fraction);
+                                 m->pcp_knob.name, target);
         }
         return r == KNOB_WRITTEN;
+}
+
+/* pcp.batch_scale_max: vm.pcp_batch_scale_max exists only with pcptune's contrib patch (0002). */
+static void manager_apply_scale(Manager *m, const Plan *plan) {
+        const ScaleDecision *d = &plan->batch_scale_max;
+        _cleanup_(freep) char *path = NULL;
+        char reason[64];
+
+        if (!d->wanted) {
+                if (m->scale_knob.managed)
+                        (void) knob_release(&m->scale_knob, m->root, m->journal, m->dry_run,
+                                            "no active rule sets pcp.batch_scale_max any more");
+                return;
+        }
+        if (path_join_root(m->root, m->scale_knob.path, &path) < 0 || access(path, F_OK) < 0) {
+                if (manager_warn_once(m, d->policy->name, "batch_scale_max"))
+                        log_warning("Rule %s/%s: pcp.batch_scale_max needs %s, from pcptune's kernel patch "
+                                    "(contrib/kernel); this kernel does not have it",
+                                    d->policy->name, d->rule->name, m->scale_knob.name);
+                return;
+        }
+        snprintf(reason, sizeof reason, "pcp.batch_scale_max %d", d->value);
+        (void) knob_apply(&m->scale_knob, m->root, m->journal, m->dry_run, d->value,
+                          &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason }, NULL);
 }
 
 /* A `repair: pagesets` rule: recompute pagesets that differ from the model (seed 002). */
@@ -772,6 +834,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
         for (size_t i = 0; i < plan.n_rules; i++)
                 m->exit_rules_active |= plan.rules[i].verdict == RULE_ACTIVE && rule_uses_exits(plan.rules[i].rule);
         bool wrote = manager_apply_pcp(m, s, &plan);
+        manager_apply_scale(m, &plan);
         manager_run_actions(m, s, &plan, wrote);
 
         m->samples++;
@@ -1086,25 +1149,30 @@ static void manager_watch_policy_dir(Manager *m) {
 }
 
 /* `pcptunectl resume KNOB` leaves <state>/resume-KNOB and sends SIGUSR1. */
-static int on_resume(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
-        Manager *m = userdata;
+static void manager_resume_knob(Manager *m, Knob *k) {
         _cleanup_(freep) char *path = NULL;
 
-        if (!m->knob_known)
-                return 0;
-        if (asprintf(&path, "%s/" RESUME_PREFIX "%s", m->state_dir, m->pcp_knob.name) < 0)
-                return log_oom();
+        if (!k->name || asprintf(&path, "%s/" RESUME_PREFIX "%s", m->state_dir, k->name) < 0)
+                return;
         if (unlink(path) < 0) {
                 if (errno != ENOENT)
                         log_warning_errno(errno, "Failed to remove %s: %m", path);
-                return 0;
+                return;
         }
-        if (m->pcp_knob.admin_override) {
-                m->pcp_knob.admin_override = false;
-                m->pcp_knob.managed = false;
-                m->pcp_knob.has_last_would = false;
-                log_notice("Managing %s again (its current value becomes the one restored at exit)", m->pcp_knob.name);
+        if (k->admin_override) {
+                k->admin_override = false;
+                k->managed = false;
+                k->has_last_would = false;
+                log_notice("Managing %s again (its current value becomes the one restored at exit)", k->name);
         }
+}
+
+static int on_resume(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
+        Manager *m = userdata;
+
+        if (m->knob_known)
+                manager_resume_knob(m, &m->pcp_knob);
+        manager_resume_knob(m, &m->scale_knob);
         (void) manager_sample(m);
         return 0;
 }
@@ -1142,6 +1210,11 @@ static int manager_shutdown(Manager *m) {
         m->reclaim = reclaim_worker_stop(m->reclaim);
         if (m->knob_known && m->pcp_knob.managed && !m->dry_run) {
                 int q = knob_release(&m->pcp_knob, m->root, m->journal, false, "pcptuned stopping");
+                if (q < 0)
+                        r = q;
+        }
+        if (m->scale_knob.managed && !m->dry_run) {
+                int q = knob_release(&m->scale_knob, m->root, m->journal, false, "pcptuned stopping");
                 if (q < 0)
                         r = q;
         }

@@ -127,8 +127,11 @@ static uint64_t zone_highsize_wide(const PcpZoneInput *z, int batch, int fractio
 }
 
 int pcp_zone_highsize(const PcpZoneInput *z, int batch, int fraction) {
-        if (!zone_input_valid(z) || batch < 1 || batch > INT_MAX / 4 || fraction < 0)
+        if (!zone_input_valid(z) || batch < 1 || batch > INT_MAX / 4 || fraction < PCP_FRACTION_FLOOR)
                 return -EINVAL;
+        /* pcptune's contrib patch: -1 pins high at the floor on every zone. */
+        if (fraction == PCP_FRACTION_FLOOR)
+                return batch << 2;
 
         uint64_t total = fraction > 0 ? z->managed_pages / (uint64_t) fraction : z->low_pages;
         /* cpu_online = 0: the steady state; only the CPU-hotplug online callback passes 1. */
@@ -138,7 +141,7 @@ int pcp_zone_highsize(const PcpZoneInput *z, int batch, int fraction) {
 }
 
 static bool fraction_valid(int64_t fraction) {
-        return fraction == 0 || (fraction >= PCP_FRACTION_MIN && fraction <= INT_MAX);
+        return fraction == 0 || fraction == PCP_FRACTION_FLOOR || (fraction >= PCP_FRACTION_MIN && fraction <= INT_MAX);
 }
 
 /*
@@ -165,6 +168,9 @@ static void model_zone_legacy(const PcpZoneInput *z, unsigned page_size, int bat
 
 int pcp_model_zone(PcpRegime regime, const PcpZoneInput *z, unsigned page_size, int fraction, PcpSetting *ret) {
         if (!zone_input_valid(z) || !ret || !fraction_valid(fraction))
+                return -EINVAL;
+        /* -1 exists only with pcptune's contrib patch, for high_fraction (5.14+). */
+        if (fraction == PCP_FRACTION_FLOOR && regime == PCP_REGIME_LEGACY)
                 return -EINVAL;
 
         int batch = pcp_zone_batchsize(z->managed_pages, page_size);

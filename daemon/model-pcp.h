@@ -29,6 +29,14 @@ PcpRegime pcp_regime_from_version(const KernelVersion *v);
 /* "legacy", "fixed", "autotune"; NULL for anything else. */
 const char *pcp_regime_to_string(PcpRegime r);
 
+/*
+ * vm.percpu_pagelist_high_fraction = -1 (pcptune's contrib kernel patch,
+ * contrib/kernel/6.x/0001): high = batch << 2 on every zone, the same floor
+ * `minimum` solves for, without a per-host fraction.  The model accepts it
+ * for the 5.14+ regimes.
+ */
+#define PCP_FRACTION_FLOOR (-1)
+
 /* What one zone of the model needs: read from the same zoneinfo snapshot. */
 typedef struct PcpZoneInput {
         uint64_t managed_pages;

@@ -214,6 +214,8 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
                         if (st->verdict != RULE_ACTIVE)
                                 continue;
 
+                        if (r->has_batch_scale_max)
+                                plan.batch_scale_max = (ScaleDecision){ true, p, r, r->batch_scale_max };
                         if (r->has_pcp_high) {
                                 plan.pcp_high.wanted = true;
                                 plan.pcp_high.policy = p;

@@ -63,8 +63,17 @@ typedef struct PlannedAction {
 #define COOLDOWN_DEFAULT_ACTION_USEC (60 * USEC_PER_SEC)
 #define COOLDOWN_DEFAULT_REPAIR_USEC (600 * USEC_PER_SEC)
 
+/* The winning pcp.batch_scale_max (pcptune's contrib patch: vm.pcp_batch_scale_max). */
+typedef struct ScaleDecision {
+        bool wanted;
+        const Policy *policy;
+        const Rule *rule;
+        int value;                /* 0..6 */
+} ScaleDecision;
+
 typedef struct Plan {
         PcpDecision pcp_high;
+        ScaleDecision batch_scale_max;
         RuleStatus *rules;        /* one per rule of the set, in set order */
         size_t n_rules;
         PlannedAction *actions;

@@ -15,6 +15,10 @@
 #define SYSCTL_PCP_HIGH_FRACTION_PATH "/proc/sys/vm/percpu_pagelist_high_fraction"
 #define SYSCTL_PCP_FRACTION_PATH "/proc/sys/vm/percpu_pagelist_fraction"
 
+/* pcptune's contrib kernel patch 0002: the pcp batch scale cap at run time (0..6). */
+#define SYSCTL_PCP_BATCH_SCALE_MAX "vm.pcp_batch_scale_max"
+#define SYSCTL_PCP_BATCH_SCALE_MAX_PATH "/proc/sys/vm/pcp_batch_scale_max"
+
 /* Smallest non-zero value both handlers accept (MIN_PERCPU_PAGELIST_HIGH_FRACTION). */
 #define PCP_FRACTION_MIN 8
 

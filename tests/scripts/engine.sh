@@ -216,6 +216,31 @@ else
 	tap_fail "pcptunectl restore" "rc=$rc fraction $(frac)" "$out"
 fi
 
+# --- a kernel with pcptune's contrib patches (declared in the tree): -1 and vm.pcp_batch_scale_max.
+contrib=$(policy_dir contrib)
+set_root 6.18.44-fc-live-smp2-24G
+mkdir -p "$tmp/root/.pcptune"; echo 1 >"$tmp/root/.pcptune/fraction-floor"; echo 5 >"$tmp/root/proc/sys/vm/pcp_batch_scale_max"
+: >"$tmp/log"
+start_daemon "$contrib"
+scale_is() { [ "$(cat "$tmp/root/proc/sys/vm/pcp_batch_scale_max")" = "$1" ]; }
+if wait_for 50 frac_is -1 && wait_for 20 scale_is 2; then
+	tap_ok "contrib kernel: minimum writes -1, batch_scale_max 2 is set"
+else
+	tap_fail "contrib kernel" "fraction $(frac), scale $(cat "$tmp/root/proc/sys/vm/pcp_batch_scale_max")" "$(cat "$tmp/log")"
+fi
+grep -q '"name": "vm.pcp_batch_scale_max"' "$tmp/state/restore.json" && tap_ok "both knobs are journaled" || tap_fail "journal" "$(cat "$tmp/state/restore.json")"
+stop_daemon TERM
+if frac_is 0 && scale_is 5; then tap_ok "stop restores both (0 and 5)"; else tap_fail "contrib restore" "fraction $(frac)"; fi
+# Without the patch (no marker, no file): the computed minimum, and a warning for batch_scale_max.
+rm -f "$tmp/root/.pcptune/fraction-floor" "$tmp/root/proc/sys/vm/pcp_batch_scale_max"; : >"$tmp/log"
+start_daemon "$contrib"
+if wait_for 50 frac_is "$want" && wait_for 20 log_has "pcp.batch_scale_max needs vm.pcp_batch_scale_max"; then
+	tap_ok "stock kernel: the computed minimum, and batch_scale_max says it needs the patch"
+else
+	tap_fail "stock kernel contrib policy" "fraction $(frac)" "$(cat "$tmp/log")"
+fi
+stop_daemon TERM
+
 # --- kernels before 5.14: vm.percpu_pagelist_fraction is only read.
 set_root 6.1.0-57-amd64-smp2-1G
 mv "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction" "$tmp/root/proc/sys/vm/percpu_pagelist_fraction"
