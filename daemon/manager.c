@@ -659,11 +659,18 @@ static void on_reclaim_done(ReclaimJob *j, void *userdata) {
                 if (j->results[i].outcome == RECLAIM_FAILED || j->results[i].outcome == RECLAIM_BUSY)
                         log_warning("%s: %s: %s (%s)", strna(m->reclaim_label), j->results[i].path,
                                     reclaim_outcome_to_string(j->results[i].outcome), errno_str(j->results[i].error));
-        if (count[RECLAIM_SKIPPED_POLICY] > 0 && manager_warn_once(m, strna(m->reclaim_label), "force-empty"))
-                log_warning("%s: %zu subtree%s not reclaimed: cgroup v1 has no bounded reclaim; allow "
-                            "memory.force_empty with force-empty: childless (or true) in the rule",
-                            strna(m->reclaim_label), count[RECLAIM_SKIPPED_POLICY],
-                            count[RECLAIM_SKIPPED_POLICY] == 1 ? " was" : "s were");
+        if (count[RECLAIM_SKIPPED_POLICY] > 0 && manager_warn_once(m, strna(m->reclaim_label), "force-empty")) {
+                if (j->cfg.force_empty == FORCE_EMPTY_CHILDLESS)
+                        log_info("%s: %zu subtree%s with live cgroups below left alone (force-empty: childless; "
+                                 "cgroup v1 has no bounded reclaim)",
+                                 strna(m->reclaim_label), count[RECLAIM_SKIPPED_POLICY],
+                                 count[RECLAIM_SKIPPED_POLICY] == 1 ? "" : "s");
+                else
+                        log_warning("%s: %zu subtree%s not reclaimed: cgroup v1 has no bounded reclaim; allow "
+                                    "memory.force_empty with force-empty: childless (or true) in the rule",
+                                    strna(m->reclaim_label), count[RECLAIM_SKIPPED_POLICY],
+                                    count[RECLAIM_SKIPPED_POLICY] == 1 ? " was" : "s were");
+        }
         /* The kernel frees released memcgs asynchronously (RCU, css release work): look again shortly. */
         if (m->event && !m->once) {
                 m->followup = sd_event_source_disable_unref(m->followup);
@@ -770,7 +777,10 @@ static void manager_write_status(Manager *m, const ReportInput *in) {
  * A cheap sample (exit storms, PSI events) reuses both.
  */
 #define ZONEINFO_COSTLY (1 * USEC_PER_MSEC)
-#define MEMCG_COSTLY (20 * USEC_PER_MSEC) /* v1: the walk costs ~2.6 us per cgroup (11,000: 28 ms) */
+/* v1: the walk costs ~2.6 us per cgroup (11,000: 28 ms).  A rule on memcg.dying/live wants it
+ * fresh (a stale count delays reclaim-dying by whole samples): reuse only above 100 ms then. */
+#define MEMCG_COSTLY (20 * USEC_PER_MSEC)
+#define MEMCG_COSTLY_WANTED (100 * USEC_PER_MSEC)
 
 static unsigned manager_reuse_flags(Manager *m, bool cheap) {
         unsigned flags = 0;
@@ -779,7 +789,9 @@ static unsigned manager_reuse_flags(Manager *m, bool cheap) {
         if (cheap)
                 return SNAPSHOT_REUSE_ZONEINFO | SNAPSHOT_REUSE_MEMCG;
         unsigned zk = (unsigned) MIN(m->prev->zoneinfo_cost_usec / ZONEINFO_COSTLY, (usec_t) 5);
-        unsigned mk = (unsigned) MIN(m->prev->memcg_cost_usec / MEMCG_COSTLY, (usec_t) 5);
+        bool wanted = policy_set_uses_metric(m->policies, METRIC_MEMCG_DYING) ||
+                      policy_set_uses_metric(m->policies, METRIC_MEMCG_LIVE);
+        unsigned mk = (unsigned) MIN(m->prev->memcg_cost_usec / (wanted ? MEMCG_COSTLY_WANTED : MEMCG_COSTLY), (usec_t) 5);
         if (zk > 0 && m->zoneinfo_skips < zk) {
                 flags |= SNAPSHOT_REUSE_ZONEINFO;
                 m->zoneinfo_skips++;
