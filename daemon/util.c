@@ -150,44 +150,6 @@ int parse_uint64(const char *s, uint64_t *ret) {
         return 0;
 }
 
-int scan_u64(const char **pp, const char *end, uint64_t *ret) {
-        const char *p = skip_blanks(*pp, end);
-        uint64_t v = 0;
-
-        if (p >= end || !isdigit((unsigned char) *p))
-                return -EINVAL;
-        while (p < end && isdigit((unsigned char) *p)) {
-                unsigned d = (unsigned) (*p - '0');
-                if (v > (UINT64_MAX - d) / 10)
-                        return -ERANGE;
-                v = v * 10 + d;
-                p++;
-        }
-        *pp = p;
-        *ret = v;
-        return 0;
-}
-
-int scan_i64(const char **pp, const char *end, int64_t *ret) {
-        const char *p = skip_blanks(*pp, end);
-        bool neg = false;
-        uint64_t v;
-        int r;
-
-        if (p < end && (*p == '-' || *p == '+')) {
-                neg = *p == '-';
-                p++;
-        }
-        r = scan_u64(&p, end, &v);
-        if (r < 0)
-                return r;
-        if (neg ? v > (uint64_t) INT64_MAX + 1 : v > (uint64_t) INT64_MAX)
-                return -ERANGE;
-        *pp = p;
-        *ret = neg ? (int64_t) (0 - v) : (int64_t) v;
-        return 0;
-}
-
 bool line_has_key(const char *line, size_t len, const char *key, const char *seps) {
         size_t kl = strlen(key);
 

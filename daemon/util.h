@@ -6,6 +6,9 @@
 #include <stdint.h>
 #include <time.h>
 
+#include <errno.h>
+#include <string.h>
+
 #include "macro.h"
 
 typedef uint64_t usec_t;
@@ -102,15 +105,59 @@ static inline bool next_line(const char **pos, const char *end, const char **ret
 /* Does the line [line, line+len) start with word followed by a separator in seps (or end)? */
 bool line_has_key(const char *line, size_t len, const char *key, const char *seps);
 
-/* Parse an unsigned decimal at *p, skipping leading blanks; advances *p.  0 or -EINVAL/-ERANGE. */
-int scan_u64(const char **p, const char *end, uint64_t *ret);
-/* Same for a signed value. */
-int scan_i64(const char **p, const char *end, int64_t *ret);
-
 static inline const char *skip_blanks(const char *p, const char *end) {
         while (p < end && (*p == ' ' || *p == '\t'))
                 p++;
         return p;
+}
+
+/* ASCII digits only, without the locale lookup of isdigit(): parsers call this per character. */
+static inline bool is_ascii_digit(char c) {
+        return c >= '0' && c <= '9';
+}
+
+/*
+ * Parse an unsigned decimal at *pp, skipping leading blanks; advances *pp.
+ * 0 or -EINVAL (no digit) / -ERANGE (above UINT64_MAX).  Inline: the
+ * zoneinfo parser calls it for every value of every CPU.
+ */
+static inline int scan_u64(const char **pp, const char *end, uint64_t *ret) {
+        const char *p = skip_blanks(*pp, end);
+        uint64_t v = 0;
+
+        if (p >= end || !is_ascii_digit(*p))
+                return -EINVAL;
+        while (p < end && is_ascii_digit(*p)) {
+                unsigned d = (unsigned) (*p - '0');
+                if (v > (UINT64_MAX - d) / 10)
+                        return -ERANGE;
+                v = v * 10 + d;
+                p++;
+        }
+        *pp = p;
+        *ret = v;
+        return 0;
+}
+
+/* The same for a signed value (an optional '-' or '+').  0, -EINVAL or -ERANGE. */
+static inline int scan_i64(const char **pp, const char *end, int64_t *ret) {
+        const char *p = skip_blanks(*pp, end);
+        bool neg = false;
+        uint64_t v;
+        int r;
+
+        if (p < end && (*p == '-' || *p == '+')) {
+                neg = *p == '-';
+                p++;
+        }
+        r = scan_u64(&p, end, &v);
+        if (r < 0)
+                return r;
+        if (neg ? v > (uint64_t) INT64_MAX + 1 : v > (uint64_t) INT64_MAX)
+                return -ERANGE;
+        *pp = p;
+        *ret = neg ? (int64_t) (0 - v) : (int64_t) v;
+        return 0;
 }
 
 /* Create a directory and its parents (mode 0755 for parents). 0 or -errno. */
