@@ -821,7 +821,14 @@ static void test_edge_cases(void **state) {
                 g = (PcpGoal){ .kind = PCP_GOAL_FRACTION, .value = (uint64_t) bad };
                 assert_int_equal(pcp_solve_goal(PCP_REGIME_FIXED, &zz, 1, PAGE_4K, &g, &f), -EINVAL);
         }
-        assert_int_equal(pcp_model_zone(PCP_REGIME_FIXED, &zin, PAGE_4K, -1, &s), -EINVAL);
+        /* -1: pcptune's contrib patch pins high at the floor (5.14+ regimes only). */
+        assert_int_equal(pcp_model_zone(PCP_REGIME_FIXED, &zin, PAGE_4K, -1, &s), 0);
+        assert_int_equal(s.high_max, 4 * s.batch);
+        assert_int_equal(pcp_model_zone(PCP_REGIME_AUTOTUNE, &zin, PAGE_4K, -1, &s), 0);
+        assert_int_equal(s.high_min, 4 * s.batch);
+        assert_int_equal(s.high_max, 4 * s.batch);
+        assert_int_equal(pcp_model_zone(PCP_REGIME_LEGACY, &zin, PAGE_4K, -1, &s), -EINVAL);
+        assert_int_equal(pcp_model_zone(PCP_REGIME_FIXED, &zin, PAGE_4K, -2, &s), -EINVAL);
         assert_int_equal(pcp_model_zone(PCP_REGIME_FIXED, &zin, PAGE_4K, INT_MIN, &s), -EINVAL);
         g = (PcpGoal){ .kind = PCP_GOAL_FRACTION, .value = (uint64_t) -1 };
         assert_int_equal(pcp_solve_goal(PCP_REGIME_FIXED, &zz, 1, PAGE_4K, &g, &f), -EINVAL);
