@@ -14,6 +14,7 @@ static const char *const reclaim_outcome_table[_RECLAIM_OUTCOME_MAX] = {
         [RECLAIM_FAILED] = "failed",
         [RECLAIM_TIMED_OUT] = "interrupted at the timeout",
         [RECLAIM_NOT_RUN] = "not reached",
+        [RECLAIM_NOTHING] = "nothing reclaimable",
 };
 
 const char *reclaim_outcome_to_string(ReclaimOutcome o) {
@@ -76,7 +77,8 @@ static int add_result(ReclaimJob *j, const char *path, uint64_t dying, uint64_t 
                 return -ENOMEM;
         j->results = n;
         j->results[j->n_results] = (ReclaimTargetResult){ .path = strdup(path), .dying = dying,
-                                                          .dying_bytes = dying_bytes, .outcome = RECLAIM_NOT_RUN };
+                                                          .dying_bytes = dying_bytes, .outcome = RECLAIM_NOT_RUN,
+                                                          .usage_before = -1, .usage_after = -1 };
         if (!j->results[j->n_results].path)
                 return -ENOMEM;
         j->n_results++;
@@ -99,6 +101,16 @@ static ReclaimOutcome outcome_of(int r) {
 
 static int cg_file(const ReclaimJob *j, const char *cg, const char *file, char **ret) {
         return asprintf(ret, "%s%s/%s", j->mount, cg, file) < 0 ? -ENOMEM : 0;
+}
+
+/* What the holder is charged now (hierarchical), bytes, or -1. */
+static int64_t cg_usage(const ReclaimJob *j, const char *cg) {
+        _cleanup_(freep) char *path = NULL;
+        int64_t v;
+        if (cg_file(j, cg, j->mode == CGROUP_MEMORY_V2 ? "memory.current" : "memory.usage_in_bytes", &path) < 0 ||
+            read_int64_at(j->root, path, &v) < 0)
+                return -1;
+        return v;
 }
 
 static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, usec_t deadline,
@@ -206,6 +218,7 @@ int reclaim_job_run(ReclaimJob *j, const volatile sig_atomic_t *cancel) {
                         j->timed_out = true;
                         break;
                 }
+                t->usage_before = cg_usage(j, t->path);
                 if (j->mode == CGROUP_MEMORY_V2) {
                         if (j->bytes_total >= j->cfg.max_bytes)
                                 break;
@@ -219,12 +232,18 @@ int reclaim_job_run(ReclaimJob *j, const volatile sig_atomic_t *cancel) {
                                 childless = false; /* a named subtree may hold live children below */
                         reclaim_v1(j, t, childless);
                 }
+                t->usage_after = cg_usage(j, t->path);
+                if (t->usage_before >= 0 && t->usage_after >= 0 && t->usage_before > t->usage_after)
+                        j->freed_total += (uint64_t) (t->usage_before - t->usage_after);
+                /* A "done" that freed nothing: the kernel had nothing it could reclaim there. */
+                if (t->outcome == RECLAIM_DONE && t->usage_before >= 0 && t->usage_after >= t->usage_before)
+                        t->outcome = RECLAIM_NOTHING;
                 if (t->outcome == RECLAIM_TIMED_OUT) {
                         j->timed_out = true;
                         break;
                 }
                 incomplete |= t->outcome == RECLAIM_SKIPPED_POLICY || t->outcome == RECLAIM_BUSY ||
-                              t->outcome == RECLAIM_FAILED;
+                              t->outcome == RECLAIM_FAILED || t->outcome == RECLAIM_NOTHING;
         }
 
         if (incomplete && j->cfg.drop_caches && !j->timed_out &&

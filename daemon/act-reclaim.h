@@ -33,6 +33,7 @@ typedef enum ReclaimOutcome {
         RECLAIM_FAILED,          /* another error (EINVAL...) */
         RECLAIM_TIMED_OUT,
         RECLAIM_NOT_RUN,         /* the run ended (deadline, budget) before this holder */
+        RECLAIM_NOTHING,         /* the kernel found nothing to reclaim (e.g. tmpfs/shmem without swap) */
         _RECLAIM_OUTCOME_MAX,
 } ReclaimOutcome;
 
@@ -46,6 +47,8 @@ typedef struct ReclaimTargetResult {
         int error;               /* -errno for FAILED/BUSY */
         uint64_t bytes;          /* v2: requested in successful writes */
         unsigned writes;
+        int64_t usage_before;    /* memory.current (v2) / memory.usage_in_bytes (v1), bytes; -1 unknown */
+        int64_t usage_after;
 } ReclaimTargetResult;
 
 /* Writes go through a hook so tests can inject errors, delays and blocking. */
@@ -66,7 +69,8 @@ typedef struct ReclaimJob {
         MemcgScan scan;
         ReclaimTargetResult *results;
         size_t n_results;
-        uint64_t bytes_total;
+        uint64_t bytes_total;    /* v2: requested in successful writes */
+        uint64_t freed_total;    /* the holders' usage before minus after, bytes */
         bool timed_out;
         bool dropped_caches;
         usec_t scan_usec;

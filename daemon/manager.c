@@ -200,11 +200,11 @@ static int manager_load_policies(Manager *m, bool initial) {
                         r = -EINVAL;
                 if (initial)
                         return log_error_errno(r, "Failed to load policies from %s: %zu error(s)",
-                                               m->policy_dir ?: "the default location", diag.n_errors);
+                                               m->policy_dir ?: POLICY_DIR_DEFAULT, diag.n_errors);
                 size_t n = m->policies ? m->policies->n_policies : 0;
                 return log_error_errno(r, "Failed to reload policies from %s: %zu error(s); keeping the %zu "
                                           "polic%s in use",
-                                       m->policy_dir ?: "the default location", diag.n_errors, n, n == 1 ? "y" : "ies");
+                                       m->policy_dir ?: POLICY_DIR_DEFAULT, diag.n_errors, n, n == 1 ? "y" : "ies");
         }
 
         log_full_errno(m->once ? LOG_DEBUG : LOG_INFO, 0, "Loaded %zu polic%s from %s", set->n_policies,
@@ -640,18 +640,18 @@ static void on_reclaim_done(ReclaimJob *j, void *userdata) {
         snprintf(f_pb, sizeof f_pb, "PERCPU_BEFORE_KIB=%" PRIu64, m->reclaim_percpu_before_kib);
         snprintf(f_pa, sizeof f_pa, "PERCPU_AFTER_KIB=%" PRIu64, percpu);
         snprintf(f_dur, sizeof f_dur, "DURATION_USEC=%" PRIu64, now_usec(CLOCK_MONOTONIC) - m->reclaim_started);
-        const char *fields[] = { "ACTION=reclaim-dying", f_lbl, f_dyb, f_dya, f_pb, f_pa, f_dur, NULL };
+        char f_freed[48];
+        snprintf(f_freed, sizeof f_freed, "FREED_BYTES=%" PRIu64, j->freed_total);
+        const char *fields[] = { "ACTION=reclaim-dying", f_lbl, f_dyb, f_dya, f_pb, f_pa, f_dur, f_freed, NULL };
         log_fields(LOG_NOTICE, fields,
-                   "%s: reclaim-dying %s %zu subtree%s in %.2f s (scan %.2f s of %zu cgroups): %zu reclaimed, %zu gone, "
-                   "%zu busy, %zu skipped, %zu failed, %zu not reached%s%s; dying memcgs %" PRIu64 " -> %" PRIu64
-                   ", Percpu %" PRIu64 " -> %" PRIu64 " kB",
+                   "%s: reclaim-dying %s %zu subtree%s in %.2f s (scan %.2f s of %zu cgroups): %zu reclaimed, "
+                   "%zu with nothing reclaimable, %zu gone, %zu busy, %zu skipped, %zu failed, %zu not reached; "
+                   "%s freed in them; dying memcgs %" PRIu64 " -> %" PRIu64 ", Percpu %" PRIu64 " -> %" PRIu64 " kB",
                    strna(m->reclaim_label), j->timed_out ? "stopped at its timeout after" : "went through",
                    j->n_results, j->n_results == 1 ? "" : "s", (double) j->run_usec / 1e6, (double) j->scan_usec / 1e6,
-                   j->scan.cgroups_visited, count[RECLAIM_DONE], count[RECLAIM_GONE], count[RECLAIM_BUSY],
-                   count[RECLAIM_SKIPPED_POLICY], count[RECLAIM_FAILED],
-                   count[RECLAIM_NOT_RUN] + count[RECLAIM_TIMED_OUT],
-                   j->mode == CGROUP_MEMORY_V2 ? ", bytes requested " : "",
-                   j->mode == CGROUP_MEMORY_V2 ? format_bytes(b1, sizeof b1, j->bytes_total) : "",
+                   j->scan.cgroups_visited, count[RECLAIM_DONE], count[RECLAIM_NOTHING], count[RECLAIM_GONE],
+                   count[RECLAIM_BUSY], count[RECLAIM_SKIPPED_POLICY], count[RECLAIM_FAILED],
+                   count[RECLAIM_NOT_RUN] + count[RECLAIM_TIMED_OUT], format_bytes(b1, sizeof b1, j->freed_total),
                    m->reclaim_dying_before, dying, m->reclaim_percpu_before_kib, percpu);
         if (j->dropped_caches)
                 log_notice("%s: dropped clean page cache (vm.drop_caches=1) as the policy allows", strna(m->reclaim_label));
@@ -792,7 +792,9 @@ static unsigned manager_reuse_flags(Manager *m, bool cheap) {
         bool wanted = policy_set_uses_metric(m->policies, METRIC_MEMCG_DYING) ||
                       policy_set_uses_metric(m->policies, METRIC_MEMCG_LIVE);
         unsigned mk = (unsigned) MIN(m->prev->memcg_cost_usec / (wanted ? MEMCG_COSTLY_WANTED : MEMCG_COSTLY), (usec_t) 5);
-        if (zk > 0 && m->zoneinfo_skips < zk) {
+        if (m->zoneinfo_skips == UINT_MAX)
+                m->zoneinfo_skips = 0; /* a write just changed the pagesets: read them */
+        else if (zk > 0 && m->zoneinfo_skips < zk) {
                 flags |= SNAPSHOT_REUSE_ZONEINFO;
                 m->zoneinfo_skips++;
         } else
@@ -847,6 +849,14 @@ static int manager_sample_full(Manager *m, bool cheap) {
                 m->exit_rules_active |= plan.rules[i].verdict == RULE_ACTIVE && rule_uses_exits(plan.rules[i].rule);
         bool wrote = manager_apply_pcp(m, s, &plan);
         manager_apply_scale(m, &plan);
+        if (wrote) { /* written or restored */
+                /* The report and STATUS= show what the knob holds now, and the next sample reads
+                 * zoneinfo again: the pagesets just changed. */
+                int64_t v;
+                if (m->knob_known && knob_read(m->root, &m->pcp_knob, &v) >= 0)
+                        s->knob.value = v;
+                m->zoneinfo_skips = UINT_MAX;
+        }
         manager_run_actions(m, s, &plan, wrote);
 
         m->samples++;

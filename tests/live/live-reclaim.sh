@@ -16,6 +16,10 @@ elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then
 else
 	tap_skip_all "no memory cgroup hierarchy"
 fi
+# Page cache on tmpfs/ramfs is shmem: without swap nothing can reclaim it, and the test would
+# measure the filesystem, not the action.
+fstype=$(stat -f -c %T /var/tmp 2>/dev/null)
+case "$fstype" in tmpfs|ramfs) tap_skip_all "/var/tmp is $fstype: its pages cannot be reclaimed without swap" ;; esac
 name=pcptune-test-reclaim-$$
 T=$mnt/$name
 data=/var/tmp/$name
@@ -94,7 +98,7 @@ else
 fi
 
 "$PCPTUNED" --once --policy-dir "$pol" --state-dir "$tmp/state" >"$tmp/run" 2>&1; rc=$?
-if [ $rc = 0 ] && grep -q "went through 2 subtrees" "$tmp/run" && grep -q ": 2 reclaimed," "$tmp/run"; then
+if [ $rc = 0 ] && grep -q "went through 2 subtrees" "$tmp/run" && grep -q ": 2 reclaimed, 0 with nothing reclaimable," "$tmp/run"; then
 	tap_ok "reclaim-dying went through the 2 parents: $(grep -o 'in [0-9.]* s (scan.*cgroups)' "$tmp/run")"
 else
 	tap_fail "reclaim run" "exit $rc" "$(cat "$tmp/run")"

@@ -39,7 +39,7 @@ static void v2_cg(const char *root, const char *cg, unsigned dying) {
         char buf[128];
         snprintf(buf, sizeof buf, "nr_descendants 0\nnr_dying_descendants %u\n", dying);
         put(root, cg, "cgroup.stat", buf);
-        put(root, cg, "memory.current", "1048576\n");
+        put(root, cg, "memory.current", "268435456\n"); /* 256 MiB: more than one run reclaims */
         put(root, cg, "memory.reclaim", "");
 }
 
@@ -151,7 +151,24 @@ static int record_write(const char *root, const char *path, const char *value, v
                 return r->fail_error;
         if (r->eagain_after && r->writes > (unsigned) r->eagain_after)
                 return -EAGAIN;
-        return write_file_at(root, path, value);
+        int q = write_file_at(root, path, value);
+        if (q < 0)
+                return q;
+        /* Play the kernel: reclaim lowers the usage the job reads before and after. */
+        const char *slash = strrchr(path, '/');
+        char *dir = strndup(path, (size_t) (slash - path)), *usage = NULL, buf[32];
+        int64_t cur = 0, want = 0;
+        bool v2 = streq(slash + 1, "memory.reclaim");
+        assert_true(asprintf(&usage, "%s/%s", dir, v2 ? "memory.current" : "memory.usage_in_bytes") > 0);
+        if (read_int64_at(root, usage, &cur) >= 0 && (v2 || streq(slash + 1, "memory.force_empty"))) {
+                if (v2)
+                        assert_int_equal(parse_int64(value, &want), 0);
+                snprintf(buf, sizeof buf, "%lld\n", (long long) (v2 ? MAX(cur - want, (int64_t) 0) : 0));
+                assert_int_equal(write_file_at(root, usage, buf), 0);
+        }
+        free(dir);
+        free(usage);
+        return 0;
 }
 
 static ActionReclaimDying cfg_default(void) {
@@ -189,7 +206,10 @@ static void test_job_v2_budget(void **state) {
         assert_int_equal(j->n_results, 2);
         assert_int_equal(j->results[0].writes, 1);
         assert_int_equal(j->results[1].writes, 0);
-        assert_int_equal(j->results[1].outcome, RECLAIM_DONE);
+        /* Its first step got EAGAIN and its usage did not move: nothing reclaimable, not "reclaimed". */
+        assert_int_equal(j->results[1].outcome, RECLAIM_NOTHING);
+        assert_true(j->results[0].usage_before > j->results[0].usage_after);
+        assert_true(j->freed_total > 0);
         reclaim_job_free(j);
         rm_rf(root);
         free(root);
@@ -243,6 +263,10 @@ static void test_job_v1_policy(void **state) {
 
         for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
                 Recorder rec = { 0 };
+                /* A fresh tree each time: a force_empty empties the fake usage. */
+                rm_rf(root);
+                free(root);
+                root = v1_tree();
                 cfg.force_empty = modes[i];
                 ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, false);
                 j->write_fn = record_write;
@@ -265,6 +289,9 @@ static void test_job_v1_policy(void **state) {
         }
 
         /* drop_caches only when the policy allows it and something could not be reclaimed. */
+        rm_rf(root);
+        free(root);
+        root = v1_tree();
         Recorder rec = { 0 };
         cfg.force_empty = FORCE_EMPTY_CHILDLESS;
         cfg.drop_caches = true;
@@ -278,6 +305,9 @@ static void test_job_v1_policy(void **state) {
         reclaim_job_free(j);
 
         /* Dry-run: the same scan, no write at all. */
+        rm_rf(root);
+        free(root);
+        root = v1_tree();
         Recorder dry = { 0 };
         cfg.force_empty = FORCE_EMPTY_YES;
         j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, true);
