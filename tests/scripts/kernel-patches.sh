@@ -1,0 +1,45 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Every contrib/kernel/<version>/NNNN-*.patch applies, in order and without
+# fuzz, to Debian's linux-source of that version.  The files the patches
+# touch are taken from /var/tmp/pcptune-src/linux-source-<version> when it is
+# unpacked there, else from /usr/src/linux-source-<version>.tar.xz (apt-get
+# install linux-source-6.1 linux-source-6.12).  Fast: no build.  Prints TAP.
+. "$(dirname "$0")/tap.sh"
+tmp=$(mktemp -d /tmp/pcptune-kpatch.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+
+for dir in "$top_srcdir"/contrib/kernel/[0-9]*/; do
+	v=$(basename "$dir")
+	patches=$(ls "$dir"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null)
+	[ -n "$patches" ] || continue
+	files=$(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' $patches | sort -u)
+	src=${PCPTUNE_SRC:-/var/tmp/pcptune-src}/linux-source-$v
+	tree=$tmp/$v
+	mkdir -p "$tree"
+	if [ -d "$src" ]; then
+		(cd "$src" && for f in $files; do [ -e "$f" ] && { mkdir -p "$tree/$(dirname "$f")"; cp "$f" "$tree/$f"; }; done)
+		from=$src
+	elif [ -f /usr/src/linux-source-$v.tar.xz ]; then
+		members=$(for f in $files; do printf 'linux-source-%s/%s ' "$v" "$f"; done)
+		# Files a patch creates are not in the tarball: tar reports them, which is fine.
+		tar -xJf /usr/src/linux-source-$v.tar.xz -C "$tmp" $members 2>/dev/null
+		[ -d "$tmp/linux-source-$v" ] && { rm -rf "$tree"; mv "$tmp/linux-source-$v" "$tree"; }
+		from=/usr/src/linux-source-$v.tar.xz
+	else
+		echo "# no linux-source-$v here (apt-get install linux-source-$v): $v not checked"
+		continue
+	fi
+	for p in $patches; do
+		name=$(basename "$p")
+		if out=$(patch -p1 -F0 --no-backup-if-mismatch -d "$tree" <"$p" 2>&1) && ! printf '%s' "$out" | grep -qi "fuzz\|offset"; then
+			tap_ok "$v/$name applies without fuzz or offset to $from"
+		elif printf '%s' "$out" | grep -qi "offset" && ! printf '%s' "$out" | grep -qi "fuzz\|FAILED"; then
+			tap_ok "$v/$name applies without fuzz (with line offsets) to $from"
+		else
+			tap_fail "$v/$name does not apply cleanly to $from" "$out"
+		fi
+	done
+done
+[ "$tap_n" -gt 0 ] || tap_skip_all "no kernel source or no patch to check"
+tap_done
