@@ -100,6 +100,10 @@ int main(int argc, char **argv) {
 
         log_setup("pcptuned", LOG_TARGET_AUTO, level);
 
+        /* A closed stderr (a pipe whose reader went away) must not kill us before we restore:
+         * writes then fail with EPIPE instead. */
+        signal(SIGPIPE, SIG_IGN);
+
         /* Signals are handled on the event loop (signalfd): block them first. */
         sigemptyset(&mask);
         sigaddset(&mask, SIGTERM);
