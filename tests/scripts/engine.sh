@@ -121,6 +121,19 @@ else
 	tap_fail "SIGTERM restore" "rc=$rc fraction $(frac)" "$(cat "$tmp/log")"
 fi
 
+# --- a closed stderr (piped into head) must not kill the daemon before it restores.
+( "$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$minimum" --interval 200ms 2>&1 | head -1 >/dev/null ) &
+wait_for 50 frac_is "$want"
+sleep 0.5
+dpid=$(pgrep -f "pcptuned --root $tmp/root" | head -1)
+[ -n "$dpid" ] && kill -TERM "$dpid"
+if wait_for 50 frac_is 0 && [ ! -e "$tmp/state/restore.json" ]; then
+	tap_ok "with its stderr closed (SIGPIPE ignored) the daemon still restores on SIGTERM"
+else
+	tap_fail "closed stderr" "fraction $(frac), pid $dpid"
+fi
+wait
+
 # --- SIGKILL: the journal survives; the next start restores.
 : >"$tmp/log"
 start_daemon "$minimum"
