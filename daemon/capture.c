@@ -65,6 +65,19 @@ int capture_snapshot(const char *root, const char *dest) {
                 "/sys/devices/system/cpu/online",
                 "/sys/devices/system/cpu/possible",
                 "/sys/kernel/mm/transparent_hugepage/enabled",
+                /* pcptune's contrib kernel patches (0002, 0003). */
+                "/proc/sys/vm/pcp_batch_scale_max",
+                "/sys/kernel/mm/percpu/nr_chunks",
+                "/sys/kernel/mm/percpu/nr_empty_chunks",
+                "/sys/kernel/mm/percpu/nr_to_depopulate",
+                "/sys/kernel/mm/percpu/nr_sidelined",
+                "/sys/kernel/mm/percpu/nr_populated_pages",
+                "/sys/kernel/mm/percpu/nr_empty_pop_pages",
+                "/sys/kernel/mm/percpu/nr_used_pop_pages",
+                "/sys/kernel/mm/percpu/frag_free_bytes",
+                "/sys/kernel/mm/percpu/nr_units",
+                "/sys/kernel/mm/percpu/unit_pages",
+                "/sys/kernel/mm/percpu/empty_pop_pages_high",
                 /* Reading it holds pcpu_lock with IRQs off for a few ms: once, on request. */
                 "/sys/kernel/debug/percpu_stats",
         };

@@ -22,6 +22,7 @@
 #include "journal.h"
 #include "model-wmark.h"
 #include "plan.h"
+#include "probe-kernel.h"
 #include "probe-percpu.h"
 #include "repair.h"
 #include "log.h"
@@ -169,8 +170,17 @@ static int cmd_status(const CtlOptions *o) {
                 have_knob = true;
         }
 
+        KernelFeatures feat;
+        kernel_features_probe(o->root, &feat);
+        json_object *contrib_o, *ff;
+        if (dstatus && json_object_object_get_ex(dstatus, "contrib", &contrib_o) &&
+            json_object_object_get_ex(contrib_o, "fraction_floor", &ff)) {
+                /* Only the daemon knows, from having written -1. */
+                const char *v = json_object_get_string(ff);
+                feat.fraction_floor = streq(v, "yes") ? FEATURE_PRESENT : streq(v, "no") ? FEATURE_ABSENT : FEATURE_UNKNOWN;
+        }
         ReportInput in = { .snap = s, .mv = &mv, .set = set, .plan = r >= 0 ? &plan : NULL,
-                           .knob = have_knob ? &knob : NULL, .dry_run = true };
+                           .knob = have_knob ? &knob : NULL, .features = &feat, .dry_run = true };
         if (o->json) {
                 json_object *out = report_to_json(&in), *d = json_object_new_object();
                 json_object_object_add(d, "running", json_object_new_boolean(pid > 0));
@@ -355,6 +365,8 @@ static int plan_one_root(const CtlOptions *o, const char *root, const char *labe
         r = plan_host_from_snapshot(s, label, &h);
         if (r < 0)
                 return log_oom();
+        kernel_features_probe(root, &h.features);
+        h.has_features = true;
         if (fleet)
                 json_object_array_add(fleet, plan_to_json(&h, &o->plan));
         else if (o->csv)

@@ -18,6 +18,7 @@
 #include "metrics.h"
 #include "policy-eval.h"
 #include "policy.h"
+#include "probe-kernel.h"
 #include "repair.h"
 #include "report.h"
 #include "snapshot.h"
@@ -729,6 +730,57 @@ static void manager_start_reclaim(Manager *m, const Snapshot *s, const PlannedAc
                 log_error_errno(r, "Failed to start the reclaim worker: %s", errno_str(r));
 }
 
+/* percpu-depopulate: the contrib patch's trigger unmaps empty populated pages and frees empty chunks now. */
+static void manager_percpu_depopulate(Manager *m, const Snapshot *s, const PlannedAction *a) {
+        const PercpuSysfs *b = &s->percpu_sysfs;
+        PercpuSysfs after;
+        Meminfo mi = { 0 };
+        char b1[32], f_rule[200], f_pb[48], f_pa[48], f_eb[48], f_ea[48], f_dur[48];
+        usec_t t0;
+        int r;
+
+        if (!s->has_percpu_sysfs || !b->has_depopulate) {
+                if (manager_warn_once(m, a->policy->name, a->rule->name))
+                        log_warning("Rule %s/%s: percpu-depopulate needs /sys/kernel/mm/percpu/depopulate, from "
+                                    "pcptune's kernel patch (contrib/kernel); this kernel does not have it",
+                                    a->policy->name, a->rule->name);
+                return;
+        }
+        eval_state_action_done(m->eval, a->policy, a->rule, now_usec(CLOCK_MONOTONIC));
+        uint64_t unit_bytes = b->nr_units * s->topo.page_size;
+        uint64_t spare = b->nr_empty_pop_pages > b->empty_pop_pages_high ? b->nr_empty_pop_pages - b->empty_pop_pages_high : 0;
+        if (m->dry_run) {
+                log_notice("Rule %s/%s: would write %s/depopulate: %" PRIu64 " empty populated pages per unit, %" PRIu64
+                           " beyond the %" PRIu64 " kept for atomic allocations: about %s back",
+                           a->policy->name, a->rule->name, PERCPU_SYSFS_DIR, b->nr_empty_pop_pages, spare,
+                           b->empty_pop_pages_high, format_bytes(b1, sizeof b1, spare * unit_bytes));
+                return;
+        }
+        t0 = now_usec(CLOCK_MONOTONIC);
+        r = percpu_sysfs_depopulate(m->root);
+        if (r < 0) {
+                log_error_errno(r, "Rule %s/%s: failed to write %s/depopulate: %s", a->policy->name, a->rule->name,
+                                PERCPU_SYSFS_DIR, errno_str(r));
+                return;
+        }
+        usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
+        if (percpu_sysfs_read(m->root, &after) < 0)
+                after = *b;
+        (void) meminfo_read(m->root, &mi);
+        snprintf(f_rule, sizeof f_rule, "RULE=%s/%s", a->policy->name, a->rule->name);
+        snprintf(f_pb, sizeof f_pb, "PERCPU_BEFORE_KIB=%" PRIu64, s->meminfo.percpu_kib);
+        snprintf(f_pa, sizeof f_pa, "PERCPU_AFTER_KIB=%" PRIu64, mi.percpu_kib);
+        snprintf(f_eb, sizeof f_eb, "EMPTY_POP_PAGES_BEFORE=%" PRIu64, b->nr_empty_pop_pages);
+        snprintf(f_ea, sizeof f_ea, "EMPTY_POP_PAGES_AFTER=%" PRIu64, after.nr_empty_pop_pages);
+        snprintf(f_dur, sizeof f_dur, "DURATION_USEC=%" PRIu64, took);
+        const char *fields[] = { "ACTION=percpu-depopulate", f_rule, f_pb, f_pa, f_eb, f_ea, f_dur, NULL };
+        log_fields(LOG_NOTICE, fields,
+                   "%s/%s: percpu-depopulate in %" PRIu64 " us: empty populated pages %" PRIu64 " -> %" PRIu64
+                   " per unit, chunks %" PRIu64 " -> %" PRIu64 ", Percpu %" PRIu64 " -> %" PRIu64 " kB",
+                   a->policy->name, a->rule->name, took, b->nr_empty_pop_pages, after.nr_empty_pop_pages, b->nr_chunks,
+                   after.nr_chunks, s->meminfo.percpu_kib, mi.percpu_kib);
+}
+
 static void manager_run_actions(Manager *m, const Snapshot *s, const Plan *plan, bool wrote_knob) {
         for (size_t i = 0; i < plan->n_actions; i++) {
                 const PlannedAction *a = &plan->actions[i];
@@ -736,10 +788,8 @@ static void manager_run_actions(Manager *m, const Snapshot *s, const Plan *plan,
                         manager_repair_pagesets(m, s, a, wrote_knob);
                 else if (a->action->kind == ACTION_RECLAIM_DYING)
                         manager_start_reclaim(m, s, a);
-                else if (manager_warn_once(m, a->policy->name, a->rule->name))
-                        log_warning("Rule %s/%s: action percpu-depopulate needs pcptune's kernel patch "
-                                    "(contrib/kernel), which this kernel does not have",
-                                    a->policy->name, a->rule->name);
+                else if (a->action->kind == ACTION_PERCPU_DEPOPULATE)
+                        manager_percpu_depopulate(m, s, a);
         }
 }
 
@@ -863,8 +913,12 @@ static int manager_sample_full(Manager *m, bool cheap) {
         m->last_sample_cpu_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu0;
         m->total_sample_cpu_usec += m->last_sample_cpu_usec;
 
+        KernelFeatures feat;
+        kernel_features_probe(m->root, &feat);
+        if (m->floor_state != FEATURE_UNKNOWN)
+                feat.fraction_floor = m->floor_state;
         ReportInput in = { .snap = s, .mv = &mv, .set = m->policies, .plan = &plan,
-                           .knob = m->knob_known ? &m->pcp_knob : NULL, .dry_run = m->dry_run };
+                           .knob = m->knob_known ? &m->pcp_knob : NULL, .features = &feat, .dry_run = m->dry_run };
         if (m->once) {
                 if (m->json) {
                         json_object *o = report_to_json(&in);

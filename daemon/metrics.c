@@ -39,6 +39,9 @@ static const MetricInfo metric_table[_METRIC_MAX] = {
         [METRIC_MEMORY] = { "memory", METRIC_UNIT_BYTES, "total memory (MemTotal in /proc/meminfo)" },
         [METRIC_KERNEL] = { "kernel", METRIC_UNIT_VERSION, "running kernel release (major.minor.patch)" },
         [METRIC_NODES] = { "nodes", METRIC_UNIT_COUNT, "NUMA nodes with CPUs or memory" },
+        [METRIC_PERCPU_EMPTY_POPULATED] = { "percpu.empty_populated", METRIC_UNIT_BYTES,
+                                            "populated percpu pages with nothing allocated in them "
+                                            "(/sys/kernel/mm/percpu, pcptune's contrib kernel patch)" },
 };
 
 const MetricInfo *metric_info(MetricId id) {
@@ -161,6 +164,14 @@ void metrics_from_snapshot(const Snapshot *s, MetricValues *ret) {
                 metric_set(&mv, METRIC_NODES, (double) nodes);
         else
                 metric_unavailable(&mv, METRIC_NODES, "no node with CPUs or managed memory");
+
+        if (s->has_percpu_sysfs)
+                metric_set(&mv, METRIC_PERCPU_EMPTY_POPULATED,
+                           (double) s->percpu_sysfs.nr_empty_pop_pages * (double) s->percpu_sysfs.nr_units *
+                                   (double) s->topo.page_size);
+        else
+                metric_unavailable(&mv, METRIC_PERCPU_EMPTY_POPULATED,
+                                   "no /sys/kernel/mm/percpu (pcptune's contrib kernel patch 0003)");
 
         *ret = mv;
 }

@@ -43,6 +43,7 @@ typedef enum MetricId {
         METRIC_MEMORY,                  /* bytes: MemTotal */
         METRIC_KERNEL,                  /* version */
         METRIC_NODES,                   /* count: NUMA nodes with memory or CPUs */
+        METRIC_PERCPU_EMPTY_POPULATED,  /* bytes: populated percpu pages with nothing allocated (contrib 0003) */
         _METRIC_MAX,
         _METRIC_INVALID = -EINVAL,
 } MetricId;

@@ -403,6 +403,28 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                                  present ? a[i].if_present : a[i].if_absent);
                         print_wrapped(f, present ? "  yes " : "  no  ", 6, text);
                 }
+                if (h->has_features) {
+                        const KernelFeatures *k = &h->features;
+                        char line[320];
+                        snprintf(line, sizeof line, "pcptune contrib 0001, vm.percpu_pagelist_high_fraction = -1: %s",
+                                 k->fraction_floor == FEATURE_UNKNOWN
+                                         ? "not known until written (pcptuned tries it for minimum and falls back to "
+                                           "the computed fraction)"
+                                         : "pcp.high minimum needs no per-host fraction");
+                        print_wrapped(f,
+                                      k->fraction_floor == FEATURE_PRESENT  ? "  yes "
+                                      : k->fraction_floor == FEATURE_ABSENT ? "  no  "
+                                                                            : "  ?   ",
+                                      6, line);
+                        snprintf(line, sizeof line, "pcptune contrib 0002, vm.pcp_batch_scale_max: %s",
+                                 k->batch_scale_max ? "pcp: {batch_scale_max: N} bounds each bulk free at run time"
+                                                    : "the bulk-free cap is CONFIG_PCP_BATCH_SCALE_MAX, fixed at build time");
+                        print_wrapped(f, k->batch_scale_max ? "  yes " : "  no  ", 6, line);
+                        snprintf(line, sizeof line, "pcptune contrib 0003, /sys/kernel/mm/percpu: %s",
+                                 k->percpu_sysfs ? "percpu.empty_populated and the percpu-depopulate action work"
+                                                 : "percpu counters only from debugfs percpu_stats, no depopulate trigger");
+                        print_wrapped(f, k->percpu_sysfs ? "  yes " : "  no  ", 6, line);
+                }
         }
         return 0;
 }
@@ -589,6 +611,17 @@ json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
                                                                                             : a[i].if_absent));
                         json_object_object_add(e, "confidence", json_object_new_string(a[i].confidence));
                         json_object_array_add(aa, e);
+                }
+                if (h->has_features) {
+                        const KernelFeatures *k = &h->features;
+                        json_object *c = json_object_new_object();
+                        json_object_object_add(c, "fraction_floor",
+                                               json_object_new_string(feature_state_to_string(k->fraction_floor)));
+                        json_object_object_add(c, "pcp_batch_scale_max",
+                                               k->batch_scale_max ? json_object_new_int64(k->batch_scale_max_value) : NULL);
+                        json_object_object_add(c, "percpu_sysfs", json_object_new_boolean(k->percpu_sysfs));
+                        json_object_object_add(c, "percpu_depopulate", json_object_new_boolean(k->percpu_depopulate));
+                        json_object_object_add(root, "contrib", c);
                 }
                 json_object_object_add(root, "advisories", aa);
         }

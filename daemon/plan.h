@@ -8,6 +8,7 @@
 #include "model-percpu.h"
 #include "model-wmark.h"
 #include "policy.h"
+#include "probe-kernel.h"
 #include "repair.h"
 #include "snapshot.h"
 
@@ -37,6 +38,8 @@ typedef struct PlanHost {
         bool has_fraction;          /* the host has a pcp sysctl */
         bool legacy;                /* vm.percpu_pagelist_fraction (< 5.14) */
         int fraction;               /* its current value (0 for a shape) */
+        KernelFeatures features;    /* pcptune's contrib kernel mechanisms (snapshots: probed) */
+        bool has_features;
 } PlanHost;
 
 /* From a snapshot (live or a captured tree).  label is copied.  0 or -ENOMEM. */

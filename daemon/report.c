@@ -237,6 +237,25 @@ void report_print(FILE *f, const ReportInput *in) {
                         in->knob && in->knob->managed ? " (managed by pcptuned)" : "");
         else
                 fprintf(f, "pcp sysctl: none on this kernel\n");
+        if (in->features) {
+                const KernelFeatures *k = in->features;
+                char sm[32] = "no";
+                if (k->batch_scale_max)
+                        snprintf(sm, sizeof sm, "%" PRId64, k->batch_scale_max_value);
+                fprintf(f, "contrib kernel patches: fraction -1 %s, vm.pcp_batch_scale_max %s, percpu sysfs %s\n",
+                        feature_state_to_string(k->fraction_floor), sm, k->percpu_sysfs ? "yes" : "no");
+                if (s->has_percpu_sysfs) {
+                        char b[32];
+                        fprintf(f, "percpu: %" PRIu64 " chunks, %" PRIu64 " populated pages per unit, %" PRIu64
+                                   " empty (%s), %" PRIu64 " kept for atomic allocations\n",
+                                s->percpu_sysfs.nr_chunks, s->percpu_sysfs.nr_populated_pages,
+                                s->percpu_sysfs.nr_empty_pop_pages,
+                                format_bytes(b, sizeof b,
+                                             s->percpu_sysfs.nr_empty_pop_pages * s->percpu_sysfs.nr_units *
+                                                     s->topo.page_size),
+                                s->percpu_sysfs.empty_pop_pages_high);
+                }
+        }
 
         /* Per zone: batch, high limits, current high and count (pages), memory on pcp lists now. */
         bool any_modelled = false, any_above = false;
@@ -396,6 +415,26 @@ json_object *report_to_json(const ReportInput *in) {
                         json_object_object_add(k, "admin_override", json_object_new_boolean(in->knob->admin_override));
                 }
                 json_object_object_add(o, "knob", k);
+        }
+
+        if (in->features) {
+                json_object *c = json_object_new_object();
+                json_object_object_add(c, "fraction_floor",
+                                       json_object_new_string(feature_state_to_string(in->features->fraction_floor)));
+                json_object_object_add(c, "pcp_batch_scale_max",
+                                       in->features->batch_scale_max
+                                               ? json_object_new_int64(in->features->batch_scale_max_value)
+                                               : NULL);
+                json_object_object_add(c, "percpu_sysfs", json_object_new_boolean(in->features->percpu_sysfs));
+                json_object_object_add(c, "percpu_depopulate", json_object_new_boolean(in->features->percpu_depopulate));
+                if (s->has_percpu_sysfs) {
+                        json_object_object_add(c, "percpu_chunks", json_object_new_int64((int64_t) s->percpu_sysfs.nr_chunks));
+                        json_object_object_add(c, "percpu_empty_pop_pages",
+                                               json_object_new_int64((int64_t) s->percpu_sysfs.nr_empty_pop_pages));
+                        json_object_object_add(c, "percpu_populated_pages",
+                                               json_object_new_int64((int64_t) s->percpu_sysfs.nr_populated_pages));
+                }
+                json_object_object_add(o, "contrib", c);
         }
 
         for (size_t i = 0; i < s->zoneinfo.n_zones; i++) {

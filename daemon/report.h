@@ -8,6 +8,7 @@
 #include "metrics.h"
 #include "policy-eval.h"
 #include "policy.h"
+#include "probe-kernel.h"
 #include "snapshot.h"
 
 /*
@@ -22,6 +23,7 @@ typedef struct ReportInput {
         const PolicySet *set;        /* may be NULL */
         const Plan *plan;            /* may be NULL */
         const Knob *knob;            /* the managed pcp knob, may be NULL */
+        const KernelFeatures *features; /* pcptune's contrib kernel mechanisms, may be NULL */
         bool dry_run;
 } ReportInput;
 

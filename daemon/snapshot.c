@@ -129,6 +129,7 @@ int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, 
                 s->memcg_cost_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - t;
         }
         s->has_psi = psi_read(root, &s->psi) >= 0;
+        s->has_percpu_sysfs = percpu_sysfs_read(root, &s->percpu_sysfs) >= 0;
 
         r = snapshot_derive(s);
         if (r < 0)

@@ -7,6 +7,7 @@
 #include "model-pcp.h"
 #include "source-cgroup.h"
 #include "source-meminfo.h"
+#include "source-percpu-sysfs.h"
 #include "source-psi.h"
 #include "source-sysctl.h"
 #include "source-topology.h"
@@ -32,6 +33,8 @@ typedef struct Snapshot {
         bool has_knob;
         bool has_memcg;
         bool has_psi;
+        PercpuSysfs percpu_sysfs;  /* contrib patch 0003: /sys/kernel/mm/percpu */
+        bool has_percpu_sysfs;
         PcpRegime regime;
 
         /* Derived: populated zones for the model (pointers into zoneinfo names). */

@@ -254,6 +254,33 @@ else
 fi
 stop_daemon TERM
 
+# --- percpu-depopulate on a tree with the contrib patch's /sys/kernel/mm/percpu (fake counters).
+depop=$(policy_dir depopulate)
+set_root 6.18.44-fc-live-smp2-24G
+pc=$tmp/root/sys/kernel/mm/percpu; mkdir -p "$pc"
+for kv in nr_chunks=6 nr_empty_chunks=1 nr_to_depopulate=0 nr_sidelined=0 nr_populated_pages=900 \
+	nr_empty_pop_pages=300 nr_used_pop_pages=600 frag_free_bytes=123456 nr_units=2 unit_pages=64 empty_pop_pages_high=4; do
+	echo "${kv#*=}" >"$pc/${kv%%=*}"
+done
+: >"$pc/depopulate"
+out=$("$PCPTUNED" --dry-run --once --root "$tmp/root" --policy-dir "$depop" 2>&1)
+if printf '%s' "$out" | grep -q "would write /sys/kernel/mm/percpu/depopulate: 300 empty populated pages per unit, 296 beyond the 4" &&
+	[ ! -s "$pc/depopulate" ] && printf '%s' "$out" | grep -q "contrib kernel patches: .* percpu sysfs yes"; then
+	tap_ok "dry-run: percpu-depopulate says what it would give back and writes nothing"
+else
+	tap_fail "depopulate dry-run" "$out"
+fi
+out=$("$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$depop" 2>&1)
+if [ "$(cat "$pc/depopulate")" = 1 ] && printf '%s' "$out" | grep -q "percpu-depopulate in"; then
+	tap_ok "percpu-depopulate writes the trigger and logs before and after"
+else
+	tap_fail "depopulate" "$out"
+fi
+rm -rf "$pc"
+out=$("$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$depop" 2>&1)
+printf '%s' "$out" | grep -q "percpu.empty_populated, which is unavailable here (no /sys/kernel/mm/percpu" &&
+	tap_ok "without the patch the rule says its metric is unavailable" || tap_fail "no patch" "$out"
+
 # --- kernels before 5.14: vm.percpu_pagelist_fraction is only read.
 set_root 6.1.0-57-amd64-smp2-1G
 mv "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction" "$tmp/root/proc/sys/vm/percpu_pagelist_fraction"

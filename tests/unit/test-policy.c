@@ -1155,6 +1155,7 @@ static void test_metric_registry(void **state) {
                 "memcg.live", "memcg.dying", "psi.memory.some.avg10", "psi.memory.some.avg60",
                 "psi.memory.some.avg300", "psi.memory.full.avg10", "psi.memory.full.avg60",
                 "psi.memory.full.avg300", "proc.exit_rate", "cpus", "memory", "kernel", "nodes",
+                "percpu.empty_populated",
         };
 
         for (int i = 0; i < _METRIC_MAX; i++) {
@@ -1206,8 +1207,9 @@ static void test_metrics_from_snapshot(void **state) {
         MetricValues mv;
 
         metrics_from_snapshot(&s, &mv);
+        /* Everything but the exit rate (the connector) and the contrib patch's percpu counters. */
         for (int i = 0; i < _METRIC_MAX; i++)
-                assert_true(mv.available[i] == (i != METRIC_PROC_EXIT_RATE));
+                assert_true(mv.available[i] == (i != METRIC_PROC_EXIT_RATE && i != METRIC_PERCPU_EMPTY_POPULATED));
         assert_true(mv.value[METRIC_MEMINFO_PERCPU] == 512.0 * 1024);
         assert_true(mv.value[METRIC_MEMINFO_AVAILABLE] == 2048.0 * 1024);
         assert_true(mv.value[METRIC_MEMINFO_FREE] == 1024.0 * 1024);
