@@ -12,10 +12,10 @@
 #include "source-procexit.h"
 #include "source-psi.h"
 
-/* As on the wire: the proc_event right after the 20-byte cn_msg (no padding). */
-typedef struct __attribute__((packed)) {
-        struct cn_msg msg;
-        struct proc_event ev;
+/* As on the wire: the proc_event right after the 20-byte cn_msg (no padding).
+ * Bytes, not a struct of the two: cn_msg ends in a flexible array member. */
+typedef struct {
+        uint8_t b[sizeof(struct cn_msg) + sizeof(struct proc_event)];
 } Packet;
 
 static Packet packet(unsigned what, int pid, int tgid) {
@@ -30,16 +30,16 @@ static Packet packet(unsigned what, int pid, int tgid) {
         ev.what = what;
         ev.event_data.exit.process_pid = pid;
         ev.event_data.exit.process_tgid = tgid;
-        memcpy(&p.msg, &msg, sizeof msg);
-        memcpy(&p.ev, &ev, sizeof ev);
+        memcpy(p.b, &msg, sizeof msg);
+        memcpy(p.b + sizeof msg, &ev, sizeof ev);
         return p;
 }
 
 static void set_len(Packet *p, unsigned len) {
         struct cn_msg msg;
-        memcpy(&msg, &p->msg, sizeof msg);
+        memcpy(&msg, p->b, sizeof msg);
         msg.len = (uint16_t) len;
-        memcpy(&p->msg, &msg, sizeof msg);
+        memcpy(p->b, &msg, sizeof msg);
 }
 
 static void test_parse(void **state) {
@@ -54,9 +54,9 @@ static void test_parse(void **state) {
         /* Malformed: another connector, truncated, a length beyond the buffer. */
         p = packet(PROC_EVENT_EXIT, 1, 1);
         struct cn_msg other;
-        memcpy(&other, &p.msg, sizeof other);
+        memcpy(&other, p.b, sizeof other);
         other.id.idx = 2;
-        memcpy(&p.msg, &other, sizeof other);
+        memcpy(p.b, &other, sizeof other);
         assert_int_equal(proc_exit_parse(&p, sizeof p), -EINVAL);
         p = packet(PROC_EVENT_EXIT, 1, 1);
         assert_int_equal(proc_exit_parse(&p, sizeof(struct cn_msg) + 4), -EINVAL);
