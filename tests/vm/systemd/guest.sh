@@ -437,7 +437,7 @@ if runs 11; then
 	line=$(jafter "$c" -u "$U" -o cat | grep -E 'reclaim-dying (went through|stopped)' | head -n 1)
 	ev "after: $G memory.current $u0 -> $u1, dying $d1 -> $d2"
 	ok=1
-	if printf '%s\n' "$line" | grep -q ', 0 failed' && printf '%s\n' "$line" | grep -q 'bytes requested'; then
+	if printf '%s\n' "$line" | grep -q ', 0 failed' && printf '%s\n' "$line" | grep -q 'freed in them'; then
 		if [ "$fs" = ext4 ]; then
 			[ "$u1" -lt $((u0 / 4)) ] && [ "$d2" -le "$d0" ] && ok=0
 		else
