@@ -9,6 +9,7 @@
 
 knob=/proc/sys/vm/percpu_pagelist_high_fraction
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root"
+live_lock
 [ -w "$knob" ] || tap_skip_all "no writable $knob on this kernel"
 original=$(cat "$knob")
 tmp=$(mktemp -d /tmp/pcptune-live.XXXXXX)

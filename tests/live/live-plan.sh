@@ -10,6 +10,7 @@
 export PCPTUNECTL
 knob=/proc/sys/vm/percpu_pagelist_high_fraction
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root"
+live_lock
 [ -w "$knob" ] || tap_skip_all "no writable $knob"
 original=$(cat "$knob")
 tmp=$(mktemp -d /tmp/pcptune-live-plan.XXXXXX)

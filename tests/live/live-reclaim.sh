@@ -9,6 +9,7 @@
 # pcptune-test-* parent and removed on any exit.  Prints TAP.
 . "$(dirname "$0")/../scripts/tap.sh"
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root"
+live_lock
 if [ -f /sys/fs/cgroup/memory/memory.usage_in_bytes ]; then
 	mode=v1 mnt=/sys/fs/cgroup/memory usage=memory.usage_in_bytes
 elif grep -qw memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null; then

@@ -29,6 +29,12 @@ tap_done() {
 	echo "1..$tap_n"
 	[ "$tap_failed" -eq 0 ]
 }
+# Live tests change this machine's sysctls and cgroups: one at a time, also
+# under make check -j and across build directories (else one test would take
+# another's value for the original and "restore" it).  Held until exit.
+live_lock() {
+	exec 9>"${TMPDIR:-/tmp}/pcptune-live-tests.lock" && flock 9
+}
 # Wait until a command succeeds (timeout in tenths of a second).
 wait_for() { # tenths command...
 	t=$1; shift
