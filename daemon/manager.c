@@ -596,8 +596,12 @@ static void on_reclaim_done(ReclaimJob *j, void *userdata) {
         }
         if (m->dry_run) {
                 const char *how = "unknown";
-                _cleanup_(snapshot_freep) Snapshot *s = NULL;
-                double cost = snapshot_take(m->root, &s) >= 0 ? manager_memcg_cost(m, s, &how) : 0;
+                /* The topology and kernel of the last sample; a fresh one only before the first has been kept. */
+                _cleanup_(snapshot_freep) Snapshot *own = NULL;
+                const Snapshot *s = m->prev;
+                if (!s && snapshot_take(m->root, &own) >= 0)
+                        s = own;
+                double cost = s ? manager_memcg_cost(m, s, &how) : 0;
                 uint64_t dying_in = 0, bytes_in = 0;
                 for (size_t i = 0; i < j->n_results; i++) {
                         dying_in += j->results[i].dying;
