@@ -133,6 +133,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include <json-c/json.h>
+
+#include "source-zoneinfo.h"
+#include "util.h"
+
 #define FRACTION_PATH "/proc/sys/vm/percpu_pagelist_high_fraction"
 #define STAT_REFRESH_PATH "/proc/sys/vm/stat_refresh"
 #define ZONEINFO_PATH "/proc/zoneinfo"
@@ -236,54 +241,12 @@ static int file_read(const char *path, char *buf, size_t size) {
         return (int) n;
 }
 
-/* The whole file into a malloc'ed, NUL-terminated buffer. */
-static int file_read_all(const char *path, char **ret) {
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return -errno;
-        size_t size = 65536, n = 0;
-        char *buf = malloc(size);
-        if (!buf) {
-                close(fd);
-                return -ENOMEM;
-        }
-        for (;;) {
-                if (n + 1 >= size) {
-                        char *nb = realloc(buf, size * 2);
-                        if (!nb) {
-                                free(buf);
-                                close(fd);
-                                return -ENOMEM;
-                        }
-                        buf = nb;
-                        size *= 2;
-                }
-                ssize_t k = read(fd, buf + n, size - 1 - n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k < 0) {
-                        int r = -errno;
-                        free(buf);
-                        close(fd);
-                        return r;
-                }
-                if (k == 0)
-                        break;
-                n += (size_t) k;
-        }
-        close(fd);
-        buf[n] = '\0';
-        *ret = buf;
-        return 0;
-}
-
+/* A decimal in [min, max] (parse_int64() of the library, plus the range). 0 or -EINVAL. */
 static int parse_long(const char *s, long min, long max, long *ret) {
-        char *end;
-        errno = 0;
-        long v = strtol(s, &end, 10);
-        if (errno != 0 || end == s || *end != '\0' || v < min || v > max)
+        int64_t v;
+        if (parse_int64(s, &v) < 0 || v < min || v > max)
                 return -EINVAL;
-        *ret = v;
+        *ret = (long) v;
         return 0;
 }
 
@@ -292,11 +255,14 @@ static int parse_long(const char *s, long min, long max, long *ret) {
  */
 
 static int fraction_read(long *ret) {
-        char buf[64];
-        int r = file_read(FRACTION_PATH, buf, sizeof(buf));
+        int64_t v;
+        int r = read_int64_at(NULL, FRACTION_PATH, &v);
         if (r < 0)
                 return r;
-        return parse_long(buf, 0, INT_MAX, ret);
+        if (v < 0 || v > INT_MAX)
+                return -EINVAL;
+        *ret = (long) v;
+        return 0;
 }
 
 /* Writes and reads back: -EIO when the value read differs. */
@@ -326,54 +292,28 @@ static void stat_refresh(void) {
  * printed, -EDOM on a mismatch (*bad names the first one).
  */
 static int zoneinfo_check_minimum(char *bad, size_t bad_size) {
-        char *buf = NULL;
-        int r = file_read_all(ZONEINFO_PATH, &buf);
+        Zoneinfo zi = { 0 };
+        int r = zoneinfo_read(NULL, &zi);
         if (r < 0)
                 return r;
-        char zone[64] = "";
-        long present = 0, batch = -1;
-        bool any_high_max = false, counted = false;
         int zones = 0;
-        r = 0;
-        for (char *line = buf, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = '\0';
-                char *s = line;
-                while (*s == ' ')
-                        s++;
-                int node;
-                char name[32];
-                long v;
-                if (sscanf(line, "Node %d, zone %31s", &node, name) == 2) {
-                        snprintf(zone, sizeof(zone), "node %d %s", node, name);
-                        present = 0;
-                        batch = -1;
-                        counted = false;
-                } else if (sscanf(s, "present %ld", &v) == 1 && strncmp(s, "present ", 8) == 0) {
-                        present = v;
-                } else if (strncmp(s, "batch:", 6) == 0 && sscanf(s + 6, "%ld", &v) == 1) {
-                        batch = v;
-                } else if ((strncmp(s, "high_max:", 9) == 0 || strncmp(s, "high_min:", 9) == 0) &&
-                           sscanf(s + 9, "%ld", &v) == 1) {
-                        any_high_max = true;
-                        if (present <= 0 || batch < 0)
-                                continue;
-                        if (v != 4 * batch) {
-                                snprintf(bad, bad_size, "%s: %.8s %ld, batch %ld", zone, s, v, batch);
+        r = zi.has_high_min_max ? 0 : -ENOENT;
+        for (size_t i = 0; r == 0 && i < zi.n_zones; i++) {
+                const Zone *z = &zi.zones[i];
+                if (!z->populated)
+                        continue;
+                for (size_t c = 0; r == 0 && c < z->n_cpus; c++) {
+                        const PcpCpu *p = &z->cpus[c];
+                        if (p->high_min != 4 * p->batch || p->high_max != 4 * p->batch) {
+                                snprintf(bad, bad_size, "node %d %s cpu %d: high_min %" PRId64 " high_max %" PRId64
+                                         ", batch %" PRId64, z->node, z->name, p->cpu, p->high_min, p->high_max, p->batch);
                                 r = -EDOM;
-                                break;
-                        }
-                        if (!counted) {
-                                zones++;
-                                counted = true;
                         }
                 }
+                zones++;
         }
-        free(buf);
-        if (r < 0)
-                return r;
-        return any_high_max ? zones : -ENOENT;
+        zoneinfo_done(&zi);
+        return r < 0 ? r : zones;
 }
 
 /* ---------------------------------------------------------------------------
@@ -405,57 +345,32 @@ static int minimum_fraction_query(const char *ctl, long *ret) {
                 _exit(127);
         }
         close(pfd[1]);
-        size_t size = 65536, n = 0;
-        char *out = malloc(size);
-        int r = out ? 0 : -ENOMEM;
-        while (r == 0) {
-                if (n + 1 >= size) {
-                        char *nb = realloc(out, size * 2);
-                        if (!nb) {
-                                r = -ENOMEM;
-                                break;
-                        }
-                        out = nb;
-                        size *= 2;
-                }
-                ssize_t k = read(pfd[0], out + n, size - 1 - n);
-                if (k < 0 && errno == EINTR)
-                        continue;
-                if (k <= 0)
-                        break;
-                n += (size_t) k;
-        }
+        char *out = NULL;
+        int r = read_fd_full(pfd[0], READ_FILE_MAX, &out, NULL);
         close(pfd[0]);
         int status = 0;
         while (waitpid(pid, &status, 0) < 0 && errno == EINTR)
                 ;
         rmdir(dir);
-        if (r < 0) {
-                free(out);
+        if (r < 0)
                 return r;
-        }
-        out[n] = '\0';
         if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
                 free(out);
                 return -ECHILD;
         }
         /* A top-level key of the plan contract: "minimum_fraction": N */
-        const char *key = strstr(out, "\"minimum_fraction\"");
+        json_object *o = json_tokener_parse(out), *v;
+        free(out);
         r = -ENOENT;
-        if (key) {
-                const char *v = key + strlen("\"minimum_fraction\"");
-                while (*v == ' ' || *v == ':')
-                        v++;
-                char *end;
-                errno = 0;
-                long f = strtol(v, &end, 10);
+        if (o && json_object_object_get_ex(o, "minimum_fraction", &v)) {
+                int64_t f = json_object_get_int64(v);
                 r = -EINVAL;
-                if (errno == 0 && end != v && f >= 8) {
-                        *ret = f;
+                if (json_object_is_type(v, json_type_int) && f >= 8 && f <= INT_MAX) {
+                        *ret = (long) f;
                         r = 0;
                 }
         }
-        free(out);
+        json_object_put(o);
         return r;
 }
 
@@ -1091,31 +1006,19 @@ static uint64_t schedstat_run_delay(pid_t pid) {
 
 /* pcp count and high of every zone, summed over the CPUs in set (/proc/zoneinfo pagesets). */
 static void zoneinfo_pcp_sum(const cpu_set_t *set, PcpSum *ret) {
-        char *buf = NULL;
+        Zoneinfo zi = { 0 };
         memset(ret, 0, sizeof(*ret));
-        if (file_read_all(ZONEINFO_PATH, &buf) < 0)
+        if (zoneinfo_read(NULL, &zi) < 0)
                 return;
-        int cpu = -1;
-        for (char *line = buf, *next; line && *line; line = next) {
-                next = strchr(line, '\n');
-                if (next)
-                        *next++ = '\0';
-                char *t = line;
-                while (*t == ' ')
-                        t++;
-                unsigned long long v;
-                if (strncmp(line, "Node ", 5) == 0)
-                        cpu = -1;
-                else if (strncmp(t, "cpu:", 4) == 0)
-                        cpu = atoi(t + 4);
-                else if (cpu >= 0 && cpu < CPU_SETSIZE && CPU_ISSET(cpu, set)) {
-                        if (strncmp(t, "count:", 6) == 0 && sscanf(t + 6, "%llu", &v) == 1)
-                                ret->count += v;
-                        else if (strncmp(t, "high:", 5) == 0 && sscanf(t + 5, "%llu", &v) == 1)
-                                ret->high += v;
+        for (size_t i = 0; i < zi.n_zones; i++)
+                for (size_t c = 0; c < zi.zones[i].n_cpus; c++) {
+                        const PcpCpu *p = &zi.zones[i].cpus[c];
+                        if (p->cpu >= 0 && p->cpu < CPU_SETSIZE && CPU_ISSET(p->cpu, set)) {
+                                ret->count += p->count > 0 ? (uint64_t) p->count : 0;
+                                ret->high += p->high > 0 ? (uint64_t) p->high : 0;
+                        }
                 }
-        }
-        free(buf);
+        zoneinfo_done(&zi);
 }
 
 /* The samples starting in [from, to) (ns, CLOCK_MONOTONIC). */
