@@ -129,9 +129,10 @@ static int policy_compare(const void *a, const void *b) {
  * writes as root to /proc/sys and cgroup files.  open() follows symlinks and
  * fstat() checks the target, so a link is as good as the file it points to.
  * O_NONBLOCK keeps a FIFO dropped in the directory from hanging the load.
+ * shown is the name messages and Policy.file use (path itself for load_file()).
  * 0, -EINVAL (reported in diag), -ENOMEM or -errno (reported).
  */
-static int load_file(PolicySet *s, const char *path, bool check_owner, Diagnostics *diag) {
+static int load_file_as(PolicySet *s, const char *path, const char *shown, bool check_owner, Diagnostics *diag) {
         _cleanup_(closep) int fd = -EBADF;
         _cleanup_(freep) char *buf = NULL;
         Policy *p = NULL;
@@ -142,16 +143,16 @@ static int load_file(PolicySet *s, const char *path, bool check_owner, Diagnosti
         fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0) {
                 r = negative_errno();
-                diagnostics_error(diag, "%s: cannot open policy file: %s", path, strerror(-r));
+                diagnostics_error(diag, "%s: cannot open policy file: %s", shown, strerror(-r));
                 return r;
         }
         if (fstat(fd, &st) < 0) {
                 r = negative_errno();
-                diagnostics_error(diag, "%s: cannot stat policy file: %s", path, strerror(-r));
+                diagnostics_error(diag, "%s: cannot stat policy file: %s", shown, strerror(-r));
                 return r;
         }
         if (!S_ISREG(st.st_mode)) {
-                diagnostics_error(diag, "%s: expected a regular file, found %s", path,
+                diagnostics_error(diag, "%s: expected a regular file, found %s", shown,
                                   S_ISDIR(st.st_mode)    ? "a directory"
                                   : S_ISFIFO(st.st_mode) ? "a FIFO"
                                   : S_ISSOCK(st.st_mode) ? "a socket"
@@ -163,7 +164,7 @@ static int load_file(PolicySet *s, const char *path, bool check_owner, Diagnosti
                 diagnostics_error(diag,
                                   "%s: refusing policy file %s%s%s (owner uid %u, mode %04o): policies drive root "
                                   "writes, so a policy file must be owned by root and not writable by group or others",
-                                  path, bad_owner ? "not owned by root" : "", bad_owner && bad_mode ? " and " : "",
+                                  shown, bad_owner ? "not owned by root" : "", bad_owner && bad_mode ? " and " : "",
                                   bad_mode ? "writable by group or others" : "", (unsigned) st.st_uid,
                                   (unsigned) (st.st_mode & 07777));
                 return -EPERM;
@@ -171,15 +172,15 @@ static int load_file(PolicySet *s, const char *path, bool check_owner, Diagnosti
 
         r = read_fd_full(fd, POLICY_FILE_MAX, &buf, &len);
         if (r == -EFBIG) {
-                diagnostics_error(diag, "%s: expected a policy file of at most 1 MiB, found a larger file", path);
+                diagnostics_error(diag, "%s: expected a policy file of at most 1 MiB, found a larger file", shown);
                 return -EINVAL;
         }
         if (r < 0) {
-                diagnostics_error(diag, "%s: cannot read policy file: %s", path, strerror(-r));
+                diagnostics_error(diag, "%s: cannot read policy file: %s", shown, strerror(-r));
                 return r;
         }
 
-        r = policy_parse(path, buf, len, &p, diag);
+        r = policy_parse(shown, buf, len, &p, diag);
         if (r < 0)
                 return r;
         r = policy_set_add(s, p);
@@ -188,7 +189,11 @@ static int load_file(PolicySet *s, const char *path, bool check_owner, Diagnosti
         return r;
 }
 
-static bool is_policy_name(const char *name) {
+static int load_file(PolicySet *s, const char *path, bool check_owner, Diagnostics *diag) {
+        return load_file_as(s, path, path, check_owner, diag);
+}
+
+bool policy_file_name_valid(const char *name) {
         size_t n = strlen(name);
 
         if (name[0] == '.')
@@ -228,7 +233,7 @@ static int list_dir(const char *dir, char ***ret, size_t *ret_n, Diagnostics *di
                         }
                         break;
                 }
-                if (!is_policy_name(de->d_name))
+                if (!policy_file_name_valid(de->d_name))
                         continue;
                 char **a = realloc(names, (n + 2) * sizeof(char *));
                 if (!a) {
@@ -257,27 +262,102 @@ static int list_dir(const char *dir, char ***ret, size_t *ret_n, Diagnostics *di
         return 0;
 }
 
+/*
+ * Kubernetes ConfigMap volumes: kubelet writes the files into a directory
+ * named "..<timestamp>" (e.g. "..2026_12_01_14_05_09.1234567890", mode 0755),
+ * points the symlink "..data" at it, and makes each visible NAME a symlink to
+ * "..data/NAME".  An update writes a new "..<timestamp>" directory, points a
+ * new symlink "..data_tmp" at it, renames "..data_tmp" over "..data", adds or
+ * removes visible symlinks and removes the old directory
+ * (tests/scripts/configmap.sh replays exactly that).  Reading the visible names
+ * one by one could mix two versions; reading the directory "..data" names at
+ * one instant cannot.
+ *
+ * Returns 0 with *ret_name = the "..<timestamp>" name if dir/..data is a
+ * symlink to a directory beside it whose name starts with "..", 0 with NULL
+ * if there is no "..data", -EINVAL (in diag) if "..data" is anything else,
+ * -ENOMEM.
+ */
+static int configmap_data_dir(const char *dir, char **ret_name, Diagnostics *diag) {
+        _cleanup_(freep) char *link = NULL, *target = NULL, *data = NULL;
+        struct stat st;
+        char buf[256];
+        ssize_t k;
+
+        if (asprintf(&link, "%s/..data", dir) < 0)
+                return -ENOMEM;
+        k = readlink(link, buf, sizeof buf);
+        if (k < 0) {
+                if (errno == ENOENT) {
+                        *ret_name = NULL;
+                        return 0;
+                }
+                diagnostics_error(diag, "%s: expected kubelet's symlink to the current ConfigMap data, found %s", link,
+                                  errno == EINVAL ? "no symlink" : strerror(errno));
+                return -EINVAL;
+        }
+        if ((size_t) k >= sizeof buf || memchr(buf, '/', (size_t) k) || k < 3 || buf[0] != '.' || buf[1] != '.') {
+                diagnostics_error(diag, "%s: expected a symlink to a \"..<timestamp>\" directory beside it, found a link "
+                                        "to \"%.*s\"", link, (int) MIN(k, 64), buf);
+                return -EINVAL;
+        }
+        data = strndup(buf, (size_t) k);
+        if (!data || asprintf(&target, "%s/%s", dir, data) < 0)
+                return -ENOMEM;
+        if (lstat(target, &st) < 0 || !S_ISDIR(st.st_mode)) {
+                diagnostics_error(diag, "%s: expected a symlink to a \"..<timestamp>\" directory beside it, but %s is %s",
+                                  link, data, errno == ENOENT ? "missing" : "not a directory");
+                return -EINVAL;
+        }
+        *ret_name = TAKE_PTR(data);
+        return 0;
+}
+
 static int load_dir_into(PolicySet *s, const char *dir, bool check_owner, Diagnostics *diag) {
+        _cleanup_(freep) char *data = NULL, *data_path = NULL;
+        const char *sep = dir[0] && dir[strlen(dir) - 1] == '/' ? "" : "/";
+        const char *list_from = dir;
         char **names = NULL;
         size_t n = 0;
         int r, ret = 0;
 
-        /* Whoever can write the directory can rename or remove root's files in it. */
+        r = configmap_data_dir(dir, &data, diag);
+        if (r < 0)
+                return r;
+        if (data) {
+                if (asprintf(&data_path, "%s%s%s", dir, sep, data) < 0)
+                        return -ENOMEM;
+                list_from = data_path;
+        }
+
+        /*
+         * Whoever can write the directory can rename or remove root's files in it.  In kubelet's
+         * layout the files are in the "..<timestamp>" directory, which is what is checked: the
+         * volume's own directory is an emptyDir, which kubelet creates with mode 0777.  Someone who
+         * could write there could only point "..data" at a directory they own (refused here) or
+         * remove it (then this directory itself is checked, and refused).
+         */
         struct stat dst;
-        if (check_owner && stat(dir, &dst) == 0 &&
+        if (check_owner && stat(list_from, &dst) == 0 &&
             (dst.st_uid != 0 || ((dst.st_mode & (S_IWGRP | S_IWOTH)) && !(dst.st_mode & S_ISVTX)))) {
                 diagnostics_error(diag,
                                   "%s: refusing policy directory (owner uid %u, mode %04o): it must be owned by root and "
                                   "not writable by group or others, who could rename or remove policies",
-                                  dir, (unsigned) dst.st_uid, (unsigned) (dst.st_mode & 07777));
+                                  list_from, (unsigned) dst.st_uid, (unsigned) (dst.st_mode & 07777));
                 return -EPERM;
         }
 
-        r = list_dir(dir, &names, &n, diag);
+        r = list_dir(list_from, &names, &n, diag);
         if (r < 0)
                 return r;
         for (size_t i = 0; i < n; i++) {
-                r = load_file(s, names[i], check_owner, diag);
+                _cleanup_(freep) char *shown = NULL;
+
+                /* Messages name the file as the operator sees it: DIR/NAME, not DIR/..<timestamp>/NAME. */
+                if (data && asprintf(&shown, "%s%s%s", dir, sep, file_basename(names[i])) < 0)
+                        r = -ENOMEM;
+                else
+                        r = load_file_as(s, names[i], shown ?: names[i], check_owner, diag);
                 if (r == -ENOMEM)
                         ret = r;
                 else if (r < 0 && ret == 0)

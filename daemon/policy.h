@@ -277,8 +277,13 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Policy *, policy_free);
  * Load "*.yaml"/"*.yml" files of a directory, in name order (byte order),
  * skipping hidden files.  Files must be regular (symlinks are followed and
  * the target checked), owned by root (uid 0) and not writable by group or
- * others (check_owner=false skips that, for tests as non-root); otherwise
- * refused with an error naming the file, owner and mode.  At most 1 MiB each.
+ * others, and so must the directory (check_owner=false skips that, for tests
+ * as non-root); otherwise refused with an error naming the file, owner and
+ * mode.  At most 1 MiB each.  A Kubernetes ConfigMap volume (a "..data"
+ * symlink to a "..<timestamp>" directory beside it) is read from the directory
+ * "..data" names when the load starts, so an update during the load is never
+ * half seen; that directory is the one checked, and Policy.file is still
+ * "dir/name".
  * An empty directory gives an empty set.  Every file is parsed, so diag gets
  * the errors of all of them; then policy_set_check().  Policy.file is
  * "dir/name".  diag may be NULL.
@@ -287,6 +292,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Policy *, policy_free);
  * or the set check failed; -ENOMEM.  *ret is only set on success.
  */
 int policy_set_load_dir(const char *dir, bool check_owner, PolicySet **ret, Diagnostics *diag);
+
+/* Is name a policy file's name: "*.yaml" or "*.yml", not hidden? */
+bool policy_file_name_valid(const char *name);
 
 /* Load the policies compiled into the binary (the shipped policies/); Policy.file is "<embedded>/NAME". */
 int policy_set_load_embedded(PolicySet **ret, Diagnostics *diag);
