@@ -9,6 +9,8 @@ Snapshot *snapshot_free(Snapshot *s) {
         zoneinfo_done(&s->zoneinfo);
         memcg_counts_done(&s->memcg);
         free(s->pcp_zones);
+        free(s->pcp_zone_count_pages);
+        free(s->pcp_zone_high_limit);
         free(s);
         return NULL;
 }
@@ -18,7 +20,9 @@ static int snapshot_derive(Snapshot *s) {
         size_t n = 0;
 
         s->pcp_zones = calloc(MAX(s->zoneinfo.n_zones, (size_t) 1), sizeof(PcpZone));
-        if (!s->pcp_zones)
+        s->pcp_zone_count_pages = calloc(MAX(s->zoneinfo.n_zones, (size_t) 1), sizeof(uint64_t));
+        s->pcp_zone_high_limit = calloc(MAX(s->zoneinfo.n_zones, (size_t) 1), sizeof(int64_t));
+        if (!s->pcp_zones || !s->pcp_zone_count_pages || !s->pcp_zone_high_limit)
                 return -ENOMEM;
         s->pcp_held_pages = zoneinfo_pcp_count_pages(&s->zoneinfo);
         s->pcp_high_max = -1;
@@ -27,7 +31,7 @@ static int snapshot_derive(Snapshot *s) {
                 const Zone *z = &s->zoneinfo.zones[i];
                 if (!z->populated)
                         continue;
-                s->pcp_zones[n++] = (PcpZone){
+                s->pcp_zones[n] = (PcpZone){
                         .node = z->node,
                         .name = z->name,
                         .in = {
@@ -48,11 +52,15 @@ static int snapshot_derive(Snapshot *s) {
                         }
                 } else if (s->has_knob && s->knob.writable) {
                         PcpSetting set;
-                        if (pcp_model_zone(s->regime, &s->pcp_zones[n - 1].in, s->topo.page_size,
+                        if (pcp_model_zone(s->regime, &s->pcp_zones[n].in, s->topo.page_size,
                                            (int) s->knob.value, &set) >= 0)
                                 limit = set.high_max;
                 }
                 s->pcp_high_max = MAX(s->pcp_high_max, limit);
+                s->pcp_zone_high_limit[n] = limit;
+                for (size_t c = 0; c < z->n_cpus; c++)
+                        s->pcp_zone_count_pages[n] += (uint64_t) MAX(z->cpus[c].count, (int64_t) 0);
+                n++;
         }
         s->n_pcp_zones = n;
         return 0;

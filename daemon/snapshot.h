@@ -42,6 +42,10 @@ typedef struct Snapshot {
         size_t n_pcp_zones;
         uint64_t pcp_held_pages;  /* sum of pageset counts */
         int64_t pcp_high_max;     /* largest high limit over populated zones and CPUs (printed or modelled) */
+        /* Per populated zone, parallel to pcp_zones[]: pages on its pcp lists now (all CPUs), and
+         * the largest high its pagesets may use (printed high_max, the fixed high, or the model), -1 unknown. */
+        uint64_t *pcp_zone_count_pages;
+        int64_t *pcp_zone_high_limit;
 
         /* What reading cost (CPU µs of this thread), to adapt how often it is read. */
         usec_t zoneinfo_cost_usec;
