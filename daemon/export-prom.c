@@ -1,0 +1,465 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdarg.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+
+#include "export-prom.h"
+#include "log.h"
+
+struct PromEmit {
+        FILE *f;
+        const PromMetric *metric;
+        size_t n_samples;
+        bool bad_value;
+};
+
+struct PromWriter {
+        char *dir;
+        int dir_fd;
+};
+
+const char *prom_type_to_string(PromType t) {
+        static const char *const names[_PROM_TYPE_MAX] = {
+                [PROM_GAUGE] = "gauge",
+                [PROM_COUNTER] = "counter",
+        };
+        return t >= 0 && t < _PROM_TYPE_MAX ? names[t] : NULL;
+}
+
+/* ---- the text format ------------------------------------------------------ */
+
+/* HELP text escapes backslash and newline; label values also the double quote. */
+static void put_escaped(FILE *f, const char *s, bool quote) {
+        for (; *s; s++) {
+                if (*s == '\\')
+                        fputs("\\\\", f);
+                else if (*s == '\n')
+                        fputs("\\n", f);
+                else if (quote && *s == '"')
+                        fputs("\\\"", f);
+                else
+                        fputc(*s, f);
+        }
+}
+
+/* Integers print exactly (byte counts go past 2^32); other values with 15 significant digits. */
+static void put_value(FILE *f, double v) {
+        if (isnan(v))
+                fputs("NaN", f);
+        else if (isinf(v))
+                fputs(v > 0 ? "+Inf" : "-Inf", f);
+        else if (v == floor(v) && fabs(v) < 9.0e15)
+                fprintf(f, "%" PRId64, (int64_t) v);
+        else
+                fprintf(f, "%.15g", v);
+}
+
+void prom_emit(PromEmit *e, double value, ...) {
+        const PromMetric *m = e->metric;
+        va_list ap;
+
+        if (m->type == PROM_COUNTER && (!isfinite(value) || value < 0)) {
+                e->bad_value = true;
+                return;
+        }
+        if (e->n_samples++ == 0) {
+                fprintf(e->f, "# HELP %s ", m->name);
+                put_escaped(e->f, m->help, false);
+                fprintf(e->f, "\n# TYPE %s %s\n", m->name, prom_type_to_string(m->type));
+        }
+        fputs(m->name, e->f);
+        va_start(ap, value);
+        for (size_t i = 0; m->labels[i]; i++) {
+                const char *v = va_arg(ap, const char *);
+                fprintf(e->f, "%s%s=\"", i == 0 ? "{" : ",", m->labels[i]);
+                put_escaped(e->f, strna(v), true);
+                fputc('"', e->f);
+                if (!m->labels[i + 1])
+                        fputc('}', e->f);
+        }
+        va_end(ap);
+        fputc(' ', e->f);
+        put_value(e->f, value);
+        fputc('\n', e->f);
+}
+
+/* ---- getters: each reads what the status report reads ---------------------- */
+
+static const Snapshot *snap(const PromInput *in) {
+        return in->report->snap;
+}
+
+static void get_info(const PromInput *in, PromEmit *e) {
+        const Snapshot *s = snap(in);
+        prom_emit(e, 1, strna(in->version), strna(s->topo.kernel_release), strna(pcp_regime_to_string(s->regime)));
+}
+
+static void get_dry_run(const PromInput *in, PromEmit *e) {
+        prom_emit(e, in->report->dry_run ? 1 : 0);
+}
+
+static void get_knob_value(const PromInput *in, PromEmit *e) {
+        for (size_t i = 0; i < in->n_knobs; i++)
+                if (in->knobs[i].present)
+                        prom_emit(e, (double) in->knobs[i].value, in->knobs[i].name);
+}
+
+static void get_knob_target(const PromInput *in, PromEmit *e) {
+        for (size_t i = 0; i < in->n_knobs; i++)
+                if (in->knobs[i].present && in->knobs[i].has_target)
+                        prom_emit(e, (double) in->knobs[i].target, in->knobs[i].name);
+}
+
+/* What a stop would leave: the journaled original while managed, else what the knob holds. */
+static void get_knob_original(const PromInput *in, PromEmit *e) {
+        for (size_t i = 0; i < in->n_knobs; i++) {
+                const PromKnob *k = &in->knobs[i];
+                if (!k->present)
+                        continue;
+                bool managed = k->knob && k->knob->managed && !k->knob->admin_override;
+                prom_emit(e, (double) (managed ? k->knob->original : k->value), k->name);
+        }
+}
+
+static void get_knob_state(const PromInput *in, PromEmit *e) {
+        static const char *const states[] = { "managed", "admin_changed", "released" };
+        for (size_t i = 0; i < in->n_knobs; i++) {
+                const PromKnob *k = &in->knobs[i];
+                if (!k->present)
+                        continue;
+                size_t now = k->knob && k->knob->admin_override ? 1 : k->knob && k->knob->managed ? 0 : 2;
+                for (size_t st = 0; st < ELEMENTSOF(states); st++)
+                        prom_emit(e, st == now ? 1 : 0, k->name, states[st]);
+        }
+}
+
+static void get_knob_writes(const PromInput *in, PromEmit *e) {
+        for (size_t i = 0; i < in->n_knobs; i++)
+                if (in->knobs[i].present || in->knobs[i].counters->writes > 0)
+                        prom_emit(e, (double) in->knobs[i].counters->writes, in->knobs[i].name);
+}
+
+static void get_knob_restores(const PromInput *in, PromEmit *e) {
+        for (size_t i = 0; i < in->n_knobs; i++)
+                if (in->knobs[i].present || in->knobs[i].counters->restores > 0)
+                        prom_emit(e, (double) in->knobs[i].counters->restores, in->knobs[i].name);
+}
+
+static void get_knob_refused(const PromInput *in, PromEmit *e) {
+        for (size_t i = 0; i < in->n_knobs; i++)
+                if (in->knobs[i].present || in->knobs[i].counters->refused > 0)
+                        prom_emit(e, (double) in->knobs[i].counters->refused, in->knobs[i].name);
+}
+
+static void get_rule_state(const PromInput *in, PromEmit *e) {
+        static const char *const states[_RULE_VERDICT_MAX] = {
+                [RULE_ACTIVE] = "active",
+                [RULE_INACTIVE] = "inactive",
+                [RULE_HOST_MISMATCH] = "host_mismatch",
+                [RULE_UNAVAILABLE] = "unavailable",
+        };
+        const Plan *p = in->report->plan;
+        for (size_t i = 0; p && i < p->n_rules; i++)
+                for (int v = 0; v < _RULE_VERDICT_MAX; v++)
+                        prom_emit(e, (int) p->rules[i].verdict == v ? 1 : 0, p->rules[i].policy->name,
+                                  p->rules[i].rule->name, states[v]);
+}
+
+static void get_memcgs(const PromInput *in, PromEmit *e) {
+        const Snapshot *s = snap(in);
+        if (!s->has_memcg || s->memcg.mode == CGROUP_MEMORY_NONE)
+                return;
+        prom_emit(e, (double) s->memcg.live, "live");
+        prom_emit(e, (double) s->memcg.dying, "dying");
+}
+
+static void get_percpu_bytes(const PromInput *in, PromEmit *e) {
+        const Snapshot *s = snap(in);
+        if (s->meminfo.has_percpu)
+                prom_emit(e, (double) s->meminfo.percpu_kib * 1024.0);
+}
+
+static void get_pcp_list_bytes(const PromInput *in, PromEmit *e) {
+        const Snapshot *s = snap(in);
+        char node[16];
+        for (size_t i = 0; i < s->n_pcp_zones; i++) {
+                snprintf(node, sizeof node, "%d", s->pcp_zones[i].node);
+                prom_emit(e, (double) s->pcp_zone_count_pages[i] * s->topo.page_size, node, s->pcp_zones[i].name);
+        }
+}
+
+static void get_pcp_high_limit(const PromInput *in, PromEmit *e) {
+        const Snapshot *s = snap(in);
+        char node[16];
+        for (size_t i = 0; i < s->n_pcp_zones; i++) {
+                if (s->pcp_zone_high_limit[i] < 0)
+                        continue;
+                snprintf(node, sizeof node, "%d", s->pcp_zones[i].node);
+                prom_emit(e, (double) s->pcp_zone_high_limit[i], node, s->pcp_zones[i].name);
+        }
+}
+
+static void get_reclaim_runs(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->reclaim_runs);
+}
+
+static void get_reclaim_scan_failures(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->reclaim_scan_failures);
+}
+
+static void get_reclaim_freed(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->reclaim_freed_bytes);
+}
+
+static void get_reclaim_seconds(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->reclaim_usec / 1e6);
+}
+
+/* Every outcome, zeros included: a rate() over a series that appears late misses its first step. */
+static void get_reclaim_outcomes(const PromInput *in, PromEmit *e) {
+        /* Label values are identifiers (reclaim_outcome_to_string() is prose for the log). */
+        static const char *const outcomes[_RECLAIM_OUTCOME_MAX] = {
+                [RECLAIM_DONE] = "reclaimed",
+                [RECLAIM_SKIPPED_POLICY] = "skipped_policy",
+                [RECLAIM_GONE] = "gone",
+                [RECLAIM_BUSY] = "busy",
+                [RECLAIM_FAILED] = "failed",
+                [RECLAIM_TIMED_OUT] = "timed_out",
+                [RECLAIM_NOT_RUN] = "not_reached",
+                [RECLAIM_NOTHING] = "nothing_reclaimable",
+        };
+        for (int o = 0; o < _RECLAIM_OUTCOME_MAX; o++)
+                if (outcomes[o])
+                        prom_emit(e, (double) in->counters->reclaim_outcomes[o], outcomes[o]);
+}
+
+static void get_exit_rate(const PromInput *in, PromEmit *e) {
+        const MetricValues *mv = in->report->mv;
+        if (mv->available[METRIC_PROC_EXIT_RATE])
+                prom_emit(e, mv->value[METRIC_PROC_EXIT_RATE]);
+}
+
+static void get_exits(const PromInput *in, PromEmit *e) {
+        if (in->counters->has_exits)
+                prom_emit(e, (double) in->counters->exits);
+}
+
+static void get_psi_ratio(const PromInput *in, PromEmit *e) {
+        const Snapshot *s = snap(in);
+        if (!s->has_psi)
+                return;
+        for (int full = 0; full <= (s->psi.has_full ? 1 : 0); full++) {
+                const PsiLine *l = full ? &s->psi.full : &s->psi.some;
+                const char *kind = full ? "full" : "some";
+                prom_emit(e, l->avg10 / 100.0, kind, "10s");
+                prom_emit(e, l->avg60 / 100.0, kind, "60s");
+                prom_emit(e, l->avg300 / 100.0, kind, "300s");
+        }
+}
+
+static void get_psi_seconds(const PromInput *in, PromEmit *e) {
+        const Snapshot *s = snap(in);
+        if (!s->has_psi)
+                return;
+        prom_emit(e, (double) s->psi.some.total_usec / 1e6, "some");
+        if (s->psi.has_full)
+                prom_emit(e, (double) s->psi.full.total_usec / 1e6, "full");
+}
+
+static void get_samples(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->samples);
+}
+
+static void get_sample_failures(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->sample_failures);
+}
+
+static void get_sample_duration(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->last_sample_usec / 1e6);
+}
+
+static void get_sample_cpu(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->sample_cpu_usec / 1e6);
+}
+
+static void get_last_sample(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->last_sample_realtime_usec / 1e6);
+}
+
+/*
+ * The exported metrics: names are an API (dashboards and alerts use them), so
+ * never rename one; pcptuned(8) lists every row (a test compares).
+ */
+static const PromMetric prom_table[] = {
+        { "pcptune_info", PROM_GAUGE, "", { "version", "kernel", "regime", NULL },
+          "pcptune version, kernel release and pcp regime (legacy, fixed, autotune); always 1", get_info },
+        { "pcptune_dry_run", PROM_GAUGE, "", { NULL },
+          "1 when pcptuned runs with --dry-run (observes, never writes), else 0", get_dry_run },
+        { "pcptune_knob_value", PROM_GAUGE, "", { "knob", NULL }, "value the knob holds now", get_knob_value },
+        { "pcptune_knob_target_value", PROM_GAUGE, "", { "knob", NULL },
+          "value the winning active rule wants the knob to hold (dry-run: would write); absent when none wants one",
+          get_knob_target },
+        { "pcptune_knob_original_value", PROM_GAUGE, "", { "knob", NULL },
+          "value a stop leaves: the recorded original while pcptuned manages the knob, else the current value",
+          get_knob_original },
+        { "pcptune_knob_state", PROM_GAUGE, "", { "knob", "state", NULL },
+          "1 for the knob's state (managed, admin_changed, released), 0 for the others", get_knob_state },
+        { "pcptune_knob_writes_total", PROM_COUNTER, "", { "knob", NULL }, "values pcptuned wrote to the knob",
+          get_knob_writes },
+        { "pcptune_knob_restores_total", PROM_COUNTER, "", { "knob", NULL },
+          "original values pcptuned wrote back to the knob", get_knob_restores },
+        { "pcptune_knob_refused_writes_total", PROM_COUNTER, "", { "knob", NULL },
+          "writes refused or failed: out of range, unreadable, refused by the kernel, or not journaled",
+          get_knob_refused },
+        { "pcptune_rule_state", PROM_GAUGE, "", { "policy", "rule", "state", NULL },
+          "1 for the rule's state at the last sample (active, inactive, host_mismatch, unavailable), 0 for the others",
+          get_rule_state },
+        { "pcptune_memcgs", PROM_GAUGE, "", { "state", NULL },
+          "memory cgroups, host-wide: live (root included) and dying (removed, not yet freed)", get_memcgs },
+        { "pcptune_percpu_bytes", PROM_GAUGE, "bytes", { NULL },
+          "memory of the per-cpu allocator (Percpu in /proc/meminfo)", get_percpu_bytes },
+        { "pcptune_pcp_list_bytes", PROM_GAUGE, "bytes", { "node", "zone", NULL },
+          "free pages on the zone's per-cpu page lists, all CPUs", get_pcp_list_bytes },
+        { "pcptune_pcp_high_max_pages", PROM_GAUGE, "pages", { "node", "zone", NULL },
+          "largest pcp high of the zone: printed high_max (6.13+), the fixed high (5.14-6.6), else the model's",
+          get_pcp_high_limit },
+        { "pcptune_reclaim_runs_total", PROM_COUNTER, "", { NULL }, "reclaim-dying runs finished (dry-run: none)",
+          get_reclaim_runs },
+        { "pcptune_reclaim_scan_failures_total", PROM_COUNTER, "", { NULL },
+          "reclaim-dying runs that failed to find the subtrees holding dying memcgs", get_reclaim_scan_failures },
+        { "pcptune_reclaim_freed_bytes_total", PROM_COUNTER, "bytes", { NULL },
+          "memory usage of the reclaimed subtrees before minus after, summed over runs", get_reclaim_freed },
+        { "pcptune_reclaim_seconds_total", PROM_COUNTER, "seconds", { NULL },
+          "wall-clock time reclaim-dying runs took (scan and writes)", get_reclaim_seconds },
+        { "pcptune_reclaim_subtrees_total", PROM_COUNTER, "", { "outcome", NULL },
+          "subtrees holding dying memcgs handled by reclaim-dying runs, by outcome", get_reclaim_outcomes },
+        { "pcptune_process_exits_per_second", PROM_GAUGE, "", { NULL },
+          "process exit rate the policies see (proc.exit_rate; only while a rule uses it)", get_exit_rate },
+        { "pcptune_process_exits_total", PROM_COUNTER, "", { NULL },
+          "process exits counted on the proc connector (only while a rule uses proc.exit_rate)", get_exits },
+        { "pcptune_psi_memory_stall_ratio", PROM_GAUGE, "ratio", { "kind", "window", NULL },
+          "share of time some (or all non-idle) tasks stalled on memory, averaged over the window", get_psi_ratio },
+        { "pcptune_psi_memory_stall_seconds_total", PROM_COUNTER, "seconds", { "kind", NULL },
+          "total time some (or all non-idle) tasks stalled on memory (/proc/pressure/memory total)", get_psi_seconds },
+        { "pcptune_samples_total", PROM_COUNTER, "", { NULL }, "samples taken", get_samples },
+        { "pcptune_sample_failures_total", PROM_COUNTER, "", { NULL },
+          "samples that failed to read the kernel's state", get_sample_failures },
+        { "pcptune_sample_duration_seconds", PROM_GAUGE, "seconds", { NULL },
+          "wall-clock time of the last sample (read, evaluate, act)", get_sample_duration },
+        { "pcptune_sample_cpu_seconds_total", PROM_COUNTER, "seconds", { NULL }, "CPU time spent in samples",
+          get_sample_cpu },
+        { "pcptune_last_sample_timestamp_seconds", PROM_GAUGE, "seconds", { NULL },
+          "when the last sample ended (Unix time)", get_last_sample },
+};
+
+size_t prom_metrics(const PromMetric **ret) {
+        *ret = prom_table;
+        return ELEMENTSOF(prom_table);
+}
+
+int prom_render(const PromInput *in, FILE *f) {
+        for (size_t i = 0; i < ELEMENTSOF(prom_table); i++) {
+                PromEmit e = { .f = f, .metric = &prom_table[i] };
+                prom_table[i].get(in, &e);
+                if (e.bad_value)
+                        return -EINVAL;
+        }
+        fflush(f);
+        return ferror(f) ? -EIO : 0;
+}
+
+/* ---- the textfile writer -------------------------------------------------- */
+
+int prom_writer_open(const char *dir, PromWriter **ret) {
+        _cleanup_(prom_writer_freep) PromWriter *w = NULL;
+
+        w = calloc(1, sizeof(PromWriter));
+        if (!w)
+                return -ENOMEM;
+        w->dir_fd = -EBADF;
+        w->dir = strdup(dir);
+        if (!w->dir)
+                return -ENOMEM;
+        w->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (w->dir_fd < 0)
+                return -errno;
+        if (flock(w->dir_fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK ? -EBUSY : -errno;
+        *ret = TAKE_PTR(w);
+        return 0;
+}
+
+static int write_all(int fd, const char *p, size_t n) {
+        while (n > 0) {
+                ssize_t k = write(fd, p, n);
+                if (k < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        return -errno;
+                }
+                p += k;
+                n -= (size_t) k;
+        }
+        return 0;
+}
+
+int prom_writer_write(PromWriter *w, const PromInput *in) {
+        _cleanup_(freep) char *buf = NULL;
+        _cleanup_(closep) int fd = -EBADF;
+        size_t len = 0;
+        FILE *f;
+        int r;
+
+        f = open_memstream(&buf, &len);
+        if (!f)
+                return -ENOMEM;
+        r = prom_render(in, f);
+        if (fclose(f) != 0 && r >= 0)
+                r = -ENOMEM;
+        if (r < 0)
+                return r;
+
+        /* A temporary left by a crash is ours (we hold the lock): replace it, never open through it. */
+        if (unlinkat(w->dir_fd, PROM_FILE_TMP, 0) < 0 && errno != ENOENT)
+                return -errno;
+        fd = openat(w->dir_fd, PROM_FILE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0)
+                return -errno;
+        /* 0644 whatever the umask: node_exporter runs as its own user. */
+        r = fchmod(fd, 0644) < 0 ? -errno : write_all(fd, buf, len);
+        if (r >= 0 && close(TAKE_FD(fd)) < 0)
+                r = -errno;
+        if (r >= 0 && renameat(w->dir_fd, PROM_FILE_TMP, w->dir_fd, PROM_FILE) < 0)
+                r = -errno;
+        if (r < 0) {
+                (void) unlinkat(w->dir_fd, PROM_FILE_TMP, 0);
+                return r;
+        }
+        return 0;
+}
+
+int prom_writer_remove(PromWriter *w) {
+        if (!w)
+                return 0;
+        (void) unlinkat(w->dir_fd, PROM_FILE_TMP, 0);
+        if (unlinkat(w->dir_fd, PROM_FILE, 0) < 0 && errno != ENOENT)
+                return -errno;
+        return 0;
+}
+
+const char *prom_writer_dir(const PromWriter *w) {
+        return w ? w->dir : NULL;
+}
+
+PromWriter *prom_writer_free(PromWriter *w) {
+        if (!w)
+                return NULL;
+        if (w->dir_fd >= 0)
+                close(w->dir_fd);
+        free(w->dir);
+        free(w);
+        return NULL;
+}

@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * export-prom.c: the metric table follows Prometheus' naming rules, the text
+ * format escapes and formats as the exposition format says, every fixture
+ * renders, and the textfile writer is atomic, 0644, follows no symlink and
+ * locks its directory.  (promtool and node_exporter check the output in
+ * tests/scripts/metrics.sh and tests/live/live-node-exporter.sh.)
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "test-helpers.h"
+
+#include "export-prom.h"
+#include "log.h"
+#include "snapshot.h"
+
+static bool valid_name(const char *s, bool label) {
+        if (!*s || is_ascii_digit(*s))
+                return false;
+        for (; *s; s++)
+                if (!(*s == '_' || (*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || is_ascii_digit(*s) ||
+                      (!label && *s == ':')))
+                        return false;
+        return true;
+}
+
+static bool ends_with(const char *s, const char *suffix) {
+        size_t a = strlen(s), b = strlen(suffix);
+        return a >= b && streq(s + a - b, suffix);
+}
+
+static void test_table(void **state) {
+        const PromMetric *t;
+        size_t n = prom_metrics(&t);
+
+        assert_true(n >= 20);
+        for (size_t i = 0; i < n; i++) {
+                const char *name = t[i].name;
+                assert_true(valid_name(name, false));
+                assert_true(strncmp(name, "pcptune_", 8) == 0);
+                /* Counters end in _total; nothing else does, nor in the histogram/summary suffixes. */
+                assert_int_equal(t[i].type == PROM_COUNTER, ends_with(name, "_total"));
+                assert_false(ends_with(name, "_count") || ends_with(name, "_sum") || ends_with(name, "_bucket"));
+                /* The base unit is in the name, before _total. */
+                if (*t[i].unit) {
+                        char want[64];
+                        snprintf(want, sizeof want, "_%s%s", t[i].unit, t[i].type == PROM_COUNTER ? "_total" : "");
+                        if (!ends_with(name, want))
+                                fail_msg("%s: unit %s not at the end of the name", name, t[i].unit);
+                }
+                assert_non_null(t[i].help);
+                assert_true(strlen(t[i].help) > 10);
+                assert_non_null(t[i].get);
+                for (size_t l = 0; t[i].labels[l]; l++) {
+                        assert_true(l < PROM_LABELS_MAX);
+                        assert_true(valid_name(t[i].labels[l], true));
+                        assert_false(strncmp(t[i].labels[l], "__", 2) == 0);
+                        /* No unbounded label: never a cgroup, a CPU or a path. */
+                        assert_false(streq(t[i].labels[l], "cgroup") || streq(t[i].labels[l], "cpu") ||
+                                     streq(t[i].labels[l], "path"));
+                }
+                for (size_t k = 0; k < i; k++)
+                        assert_string_not_equal(t[k].name, name);
+        }
+}
+
+typedef struct Fake {
+        Snapshot *snap;
+        MetricValues mv;
+        Policy policy;
+        Rule rule;
+        RuleStatus status;
+        Plan plan;
+        ReportInput report;
+        Knob knob;
+        KnobCounters kc;
+        PromKnob pk;
+        DaemonCounters dc;
+        PromInput in;
+} Fake;
+
+static void fake_init(Fake *f, const char *set) {
+        char *root = fixture_root(set, "root");
+
+        *f = (Fake){ 0 };
+        assert_int_equal(snapshot_take(root, &f->snap), 0);
+        free(root);
+        metrics_from_snapshot(f->snap, &f->mv);
+        f->policy.name = (char *) "pol";
+        f->rule.name = (char *) "rule";
+        f->status = (RuleStatus){ .policy = &f->policy, .rule = &f->rule, .verdict = RULE_HOST_MISMATCH };
+        f->plan = (Plan){ .rules = &f->status, .n_rules = 1 };
+        f->report = (ReportInput){ .snap = f->snap, .mv = &f->mv, .plan = &f->plan, .dry_run = true };
+        f->knob = (Knob){ .name = "vm.percpu_pagelist_high_fraction", .managed = true, .original = 0, .written = 1528 };
+        f->kc = (KnobCounters){ .writes = 3, .restores = 2, .refused = 1 };
+        f->pk = (PromKnob){ .name = f->knob.name, .knob = &f->knob, .present = f->snap->has_knob,
+                            .value = f->snap->knob.value, .has_target = true, .target = 1528, .counters = &f->kc };
+        f->dc = (DaemonCounters){ .samples = 7, .last_sample_usec = 1500, .last_sample_realtime_usec = 1700000000123456,
+                                  .reclaim_freed_bytes = UINT64_C(5000000000000) };
+        for (int o = 0; o < _RECLAIM_OUTCOME_MAX; o++)
+                f->dc.reclaim_outcomes[o] = (uint64_t) o + 1;
+        f->in = (PromInput){ .report = &f->report, .knobs = &f->pk, .n_knobs = 1, .counters = &f->dc, .version = "1.2.3" };
+}
+
+static char *render(const PromInput *in) {
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        assert_non_null(f);
+        assert_int_equal(prom_render(in, f), 0);
+        assert_int_equal(fclose(f), 0);
+        return buf;
+}
+
+static size_t count_lines_with(const char *text, const char *prefix) {
+        size_t n = 0, l = strlen(prefix);
+        for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL)
+                n += strncmp(p, prefix, l) == 0;
+        return n;
+}
+
+static void test_render(void **state) {
+        Fake f;
+        char *out;
+
+        fake_init(&f, "6.18.44-fc-live-smp2-24G");
+        out = render(&f.in);
+        assert_non_null(strstr(out, "# TYPE pcptune_info gauge\n"
+                                    "pcptune_info{version=\"1.2.3\",kernel=\"6.18.44-fc-v769\",regime=\"autotune\"} 1\n"));
+        assert_non_null(strstr(out, "\npcptune_dry_run 1\n"));
+        assert_non_null(strstr(out, "\npcptune_knob_original_value{knob=\"vm.percpu_pagelist_high_fraction\"} 0\n"));
+        assert_non_null(strstr(out, "\npcptune_knob_target_value{knob=\"vm.percpu_pagelist_high_fraction\"} 1528\n"));
+        assert_non_null(
+                strstr(out, "\npcptune_knob_state{knob=\"vm.percpu_pagelist_high_fraction\",state=\"managed\"} 1\n"));
+        assert_non_null(
+                strstr(out, "\npcptune_knob_state{knob=\"vm.percpu_pagelist_high_fraction\",state=\"released\"} 0\n"));
+        assert_non_null(strstr(out, "# TYPE pcptune_knob_writes_total counter\n"
+                                    "pcptune_knob_writes_total{knob=\"vm.percpu_pagelist_high_fraction\"} 3\n"));
+        assert_non_null(strstr(out, "\npcptune_knob_refused_writes_total{knob=\"vm.percpu_pagelist_high_fraction\"} 1\n"));
+        assert_non_null(strstr(out, "\npcptune_rule_state{policy=\"pol\",rule=\"rule\",state=\"host_mismatch\"} 1\n"));
+        assert_non_null(strstr(out, "\npcptune_rule_state{policy=\"pol\",rule=\"rule\",state=\"active\"} 0\n"));
+        /* Percpu: 712 kB in the fixture's meminfo. */
+        assert_non_null(strstr(out, "\npcptune_percpu_bytes 729088\n"));
+        /* Integers stay exact past 2^32; seconds keep microseconds. */
+        assert_non_null(strstr(out, "\npcptune_reclaim_freed_bytes_total 5000000000000\n"));
+        assert_non_null(strstr(out, "\npcptune_sample_duration_seconds 0.0015\n"));
+        assert_non_null(strstr(out, "\npcptune_last_sample_timestamp_seconds 1700000000.12346\n"));
+        /* Every reclaim outcome has a label value: as many samples as outcomes, each its own count. */
+        assert_int_equal(count_lines_with(out, "pcptune_reclaim_subtrees_total{"), _RECLAIM_OUTCOME_MAX);
+        assert_non_null(strstr(out, "pcptune_reclaim_subtrees_total{outcome=\"reclaimed\"} 1\n"));
+        /* One series per populated zone, never per CPU. */
+        assert_int_equal(count_lines_with(out, "pcptune_pcp_list_bytes{"), f.snap->n_pcp_zones);
+        assert_int_equal(count_lines_with(out, "pcptune_pcp_high_max_pages{"), f.snap->n_pcp_zones);
+        /* Unavailable: no proc connector, so neither exit metric, not even its HELP. */
+        assert_null(strstr(out, "pcptune_process_exits"));
+        /* HELP and TYPE once per metric. */
+        assert_int_equal(count_lines_with(out, "# TYPE pcptune_knob_state "), 1);
+        assert_int_equal(count_lines_with(out, "# HELP pcptune_knob_state "), 1);
+        free(out);
+
+        /* The exit rate appears once it is available. */
+        metric_set(&f.mv, METRIC_PROC_EXIT_RATE, 12.5);
+        f.dc.has_exits = true;
+        f.dc.exits = 99;
+        out = render(&f.in);
+        assert_non_null(strstr(out, "\npcptune_process_exits_per_second 12.5\n"));
+        assert_non_null(strstr(out, "\npcptune_process_exits_total 99\n"));
+        free(out);
+        snapshot_free(f.snap);
+}
+
+/* Label values are any bytes the operator wrote in a policy name: escaped, never breaking a line. */
+static void test_escaping(void **state) {
+        Fake f;
+        char *out;
+
+        fake_init(&f, "6.18.44-fc-live-smp2-24G");
+        f.policy.name = (char *) "a\"b\\c\nd";
+        out = render(&f.in);
+        assert_non_null(strstr(out, "\npcptune_rule_state{policy=\"a\\\"b\\\\c\\nd\",rule=\"rule\",state=\"active\"} 0\n"));
+        free(out);
+        snapshot_free(f.snap);
+}
+
+/* Every captured kernel renders, and only with known metric names. */
+static void test_every_fixture(void **state) {
+        const PromMetric *t;
+        size_t n = prom_metrics(&t);
+
+        for (size_t i = 0; fixture_sets[i]; i++) {
+                Fake f;
+                fake_init(&f, fixture_sets[i]);
+                char *out = render(&f.in);
+                for (const char *p = out; *p; p = strchr(p, '\n') + 1) {
+                        size_t len = strcspn(p, "{ \n");
+                        bool known = false;
+                        if (*p == '#')
+                                known = true;
+                        for (size_t k = 0; !known && k < n; k++)
+                                known = strlen(t[k].name) == len && strncmp(t[k].name, p, len) == 0;
+                        if (!known)
+                                fail_msg("%s: unknown line %.*s", fixture_sets[i], (int) strcspn(p, "\n"), p);
+                }
+                assert_non_null(strstr(out, "\npcptune_percpu_bytes "));
+                assert_non_null(strstr(out, "\npcptune_pcp_high_max_pages{node=\"0\""));
+                free(out);
+                snapshot_free(f.snap);
+        }
+}
+
+static void test_writer(void **state) {
+        char dir[] = "/tmp/pcptune-test-prom.XXXXXX", *path, *victim, *cmd, *missing;
+        PromWriter *w = NULL, *w2 = NULL;
+        struct stat st;
+        Fake f;
+        char *buf = NULL;
+        size_t len;
+
+        assert_non_null(mkdtemp(dir));
+        assert_true(asprintf(&path, "%s/%s", dir, PROM_FILE) > 0);
+        assert_true(asprintf(&victim, "%s/victim", dir) > 0);
+        assert_true(asprintf(&missing, "%s/missing", dir) > 0);
+        fake_init(&f, "6.18.44-fc-live-smp2-24G");
+
+        /* A directory that does not exist is not created. */
+        assert_int_equal(prom_writer_open(missing, &w), -ENOENT);
+        assert_true(stat(missing, &st) < 0 && errno == ENOENT);
+
+        /* pcptune.prom and the temporary name are symlinks to a file: neither is followed. */
+        assert_int_equal(write_file_atomic(victim, "keep\n", 5, 0600), 0);
+        assert_int_equal(symlink(victim, path), 0);
+        char *tmp;
+        assert_true(asprintf(&tmp, "%s/%s", dir, PROM_FILE_TMP) > 0);
+        assert_int_equal(symlink(victim, tmp), 0);
+
+        assert_int_equal(prom_writer_open(dir, &w), 0);
+        /* A second writer on the same directory is refused (a dry-run beside the service). */
+        assert_int_equal(prom_writer_open(dir, &w2), -EBUSY);
+
+        mode_t old = umask(077);
+        assert_int_equal(prom_writer_write(w, &f.in), 0);
+        umask(old);
+        assert_int_equal(lstat(path, &st), 0);
+        assert_true(S_ISREG(st.st_mode));
+        assert_int_equal(st.st_mode & 07777, 0644);
+        assert_true(lstat(tmp, &st) < 0 && errno == ENOENT);
+        assert_int_equal(read_file_at("/", victim, 64, &buf, &len), 0);
+        assert_string_equal(buf, "keep\n");
+        free(buf);
+        assert_int_equal(read_file_at("/", path, 1 << 20, &buf, &len), 0);
+        assert_true(strncmp(buf, "# HELP pcptune_info ", 20) == 0);
+        assert_true(len > 0 && buf[len - 1] == '\n');
+        free(buf);
+
+        /* A second write replaces the file (a new inode: readers see the old or the new one whole). */
+        ino_t ino = st.st_ino;
+        f.dc.samples = 8;
+        assert_int_equal(prom_writer_write(w, &f.in), 0);
+        assert_int_equal(stat(path, &st), 0);
+        assert_true(st.st_ino != ino);
+        assert_int_equal(read_file_at("/", path, 1 << 20, &buf, &len), 0);
+        assert_non_null(strstr(buf, "\npcptune_samples_total 8\n"));
+        free(buf);
+
+        /* Stop: the file goes; the directory and the victim stay. */
+        assert_int_equal(prom_writer_remove(w), 0);
+        assert_true(lstat(path, &st) < 0 && errno == ENOENT);
+        assert_int_equal(prom_writer_remove(w), 0);
+        assert_int_equal(stat(victim, &st), 0);
+        prom_writer_free(w);
+        /* The lock goes with the writer. */
+        assert_int_equal(prom_writer_open(dir, &w2), 0);
+        prom_writer_free(w2);
+        prom_writer_free(NULL);
+
+        snapshot_free(f.snap);
+        assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
+        assert_int_equal(system(cmd), 0);
+        free(cmd);
+        free(tmp);
+        free(path);
+        free(victim);
+        free(missing);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_table),         cmocka_unit_test(test_render), cmocka_unit_test(test_escaping),
+                cmocka_unit_test(test_every_fixture), cmocka_unit_test(test_writer),
+        };
+        log_setup("test-prom", LOG_TARGET_NULL, LOG_DEBUG);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
