@@ -8,6 +8,7 @@
 #include <getopt.h>
 #include <signal.h>
 
+#include "export-prom.h"
 #include "log.h"
 #include "manager.h"
 #include "util.h"
@@ -23,14 +24,29 @@ static void help(void) {
                "  -n, --dry-run          evaluate and report what would change; never write\n"
                "  -1, --once             one evaluation, then exit (with --dry-run: print the report)\n"
                "      --json             with --once: print the report as JSON\n"
+               "      --metrics-dir DIR  write Prometheus metrics to DIR/" PROM_FILE " after every sample\n"
+               "                         (default: %s, if it exists, for root /)\n"
+               "      --no-metrics       write no metrics file\n"
+               "      --list-metrics     list the metrics (name, type, unit, labels, help) and exit\n"
                "  -v, --verbose          debug logging\n"
                "      --version          print the version\n"
                "  -h, --help             this help\n",
-               POLICY_DIR_DEFAULT, STATE_DIR_DEFAULT);
+               POLICY_DIR_DEFAULT, STATE_DIR_DEFAULT, PROM_DIR_DEFAULT);
+}
+
+static void list_metrics(void) {
+        const PromMetric *t;
+        size_t n = prom_metrics(&t);
+        for (size_t i = 0; i < n; i++) {
+                printf("%s\t%s\t%s\t", t[i].name, prom_type_to_string(t[i].type), *t[i].unit ? t[i].unit : "-");
+                for (size_t l = 0; t[i].labels[l]; l++)
+                        printf("%s%s", l ? "," : "", t[i].labels[l]);
+                printf("%s\t%s\n", t[i].labels[0] ? "" : "-", t[i].help);
+        }
 }
 
 int main(int argc, char **argv) {
-        enum { OPT_VERSION = 0x100, OPT_JSON };
+        enum { OPT_VERSION = 0x100, OPT_JSON, OPT_METRICS_DIR, OPT_NO_METRICS, OPT_LIST_METRICS };
         static const struct option options[] = {
                 { "policy-dir", required_argument, NULL, 'p' },
                 { "state-dir", required_argument, NULL, 's' },
@@ -39,6 +55,9 @@ int main(int argc, char **argv) {
                 { "dry-run", no_argument, NULL, 'n' },
                 { "once", no_argument, NULL, '1' },
                 { "json", no_argument, NULL, OPT_JSON },
+                { "metrics-dir", required_argument, NULL, OPT_METRICS_DIR },
+                { "no-metrics", no_argument, NULL, OPT_NO_METRICS },
+                { "list-metrics", no_argument, NULL, OPT_LIST_METRICS },
                 { "verbose", no_argument, NULL, 'v' },
                 { "version", no_argument, NULL, OPT_VERSION },
                 { "help", no_argument, NULL, 'h' },
@@ -76,6 +95,19 @@ int main(int argc, char **argv) {
                 case OPT_JSON:
                         cfg.json = true;
                         break;
+                case OPT_METRICS_DIR:
+                        if (optarg[0] != '/') {
+                                fprintf(stderr, "pcptuned: --metrics-dir needs an absolute path, not '%s'\n", optarg);
+                                return 2;
+                        }
+                        cfg.metrics_dir = optarg;
+                        break;
+                case OPT_NO_METRICS:
+                        cfg.no_metrics = true;
+                        break;
+                case OPT_LIST_METRICS:
+                        list_metrics();
+                        return 0;
                 case 'v':
                         level = LOG_DEBUG;
                         break;

@@ -11,6 +11,7 @@
 
 #include "act-reclaim.h"
 #include "act-sysctl.h"
+#include "export-prom.h"
 #include "model-percpu.h"
 #include "journal.h"
 #include "log.h"
@@ -40,6 +41,7 @@ struct Manager {
         bool json;
         bool check_owner;
         FILE *report;
+        char *metrics_dir;            /* NULL: no metrics */
 
         sd_event *event;
         sd_event_source *timer;
@@ -97,11 +99,16 @@ struct Manager {
         usec_t percpu_stats_cost;
 
         bool ready_sent;
-        unsigned long samples;
-        unsigned long sample_failures;
         usec_t last_sample_cpu_usec;
-        usec_t total_sample_cpu_usec;
         char last_status[256];
+
+        /* Prometheus metrics (export-prom.h): the textfile writer and what is counted across samples. */
+        PromWriter *prom;
+        int prom_error;               /* the last write error, logged once until a write succeeds */
+        DaemonCounters counters;
+        KnobCounters pcp_counts, scale_counts;
+        bool has_pcp_target, has_scale_target; /* what the last sample's decision wanted the knobs to hold */
+        int64_t pcp_target, scale_target;
 };
 
 static void manager_forget_warnings(Manager *m) {
@@ -140,6 +147,8 @@ Manager *manager_free(Manager *m) {
         if (m->lock_fd >= 0)
                 close(m->lock_fd);
         manager_forget_warnings(m);
+        prom_writer_free(m->prom);
+        free(m->metrics_dir);
         free(m->root);
         free(m->policy_dir);
         free(m->state_dir);
@@ -160,6 +169,13 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         m->eval = eval_state_new();
         if (!m->root || !m->state_dir || (cfg->policy_dir && !m->policy_dir) || !m->eval)
                 return -ENOMEM;
+        /* The default directory is the host's node_exporter's: only a daemon observing this host
+         * (root "/") writes there; a fixture root writes only where --metrics-dir says. */
+        if (!cfg->no_metrics && !cfg->once && (cfg->metrics_dir || streq(m->root, "/"))) {
+                m->metrics_dir = strdup(cfg->metrics_dir ?: PROM_DIR_DEFAULT);
+                if (!m->metrics_dir)
+                        return -ENOMEM;
+        }
         m->interval_usec = cfg->interval_usec ?: INTERVAL_DEFAULT_USEC;
         m->dry_run = cfg->dry_run;
         m->once = cfg->once;
@@ -288,6 +304,25 @@ static FeatureState manager_initial_floor_state(const Manager *m) {
         return read_int64_at(m->root, "/.pcptune/fraction-floor", &v) >= 0 && v == 1 ? FEATURE_PRESENT : FEATURE_ABSENT;
 }
 
+/* Metrics are an observer's extra: any failure here turns them off with one message, never stops us. */
+static void manager_open_metrics(Manager *m) {
+        int r;
+
+        if (!m->metrics_dir)
+                return;
+        r = prom_writer_open(m->metrics_dir, &m->prom);
+        if (r == -ENOENT || r == -ENOTDIR)
+                log_notice("Metrics are off: %s does not exist (pcptuned never creates it: install "
+                           "prometheus-node-exporter, or set --metrics-dir)", m->metrics_dir);
+        else if (r == -EBUSY)
+                log_notice("Metrics are off: another pcptuned writes %s/%s", m->metrics_dir, PROM_FILE);
+        else if (r < 0)
+                log_warning_errno(r, "Failed to open the metrics directory %s: %s; metrics are off", m->metrics_dir,
+                                  errno_str(r));
+        else
+                log_info("Writing metrics to %s/%s after every sample", m->metrics_dir, PROM_FILE);
+}
+
 int manager_startup(Manager *m) {
         int r;
 
@@ -296,6 +331,7 @@ int manager_startup(Manager *m) {
         r = manager_load_policies(m, true);
         if (r < 0)
                 return r;
+        manager_open_metrics(m);
         if (m->dry_run)
                 return 0;
 
@@ -346,6 +382,17 @@ static void manager_log_rules(Manager *m, const Plan *plan, const MetricValues *
         }
 }
 
+/* Count what a knob_apply()/knob_release() did, for the metrics.  Returns r. */
+static int knob_count(KnobCounters *c, bool dry_run, int r) {
+        if (r == KNOB_WRITTEN)
+                c->writes++;
+        else if (r == KNOB_RESTORED && !dry_run)
+                c->restores++;
+        else if (r < 0)
+                c->refused++;
+        return r;
+}
+
 /* Bind the knob to what the kernel has, once. */
 static bool manager_bind_knob(Manager *m, const Snapshot *s) {
         if (!s->has_knob) {
@@ -376,13 +423,15 @@ static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
         char gbuf[64], reason[160];
         int r;
 
+        m->has_pcp_target = false;
         if (!manager_bind_knob(m, s))
                 return false;
 
         if (!d->wanted) {
                 if (m->pcp_knob.managed)
-                        return knob_release(&m->pcp_knob, m->root, m->journal, m->dry_run,
-                                            "no active rule sets pcp.high any more") == KNOB_RESTORED;
+                        return knob_count(&m->pcp_counts, m->dry_run,
+                                          knob_release(&m->pcp_knob, m->root, m->journal, m->dry_run,
+                                                       "no active rule sets pcp.high any more")) == KNOB_RESTORED;
                 return false;
         }
         if (d->solve_error < 0 && d->solve_error != -ERANGE) {
@@ -405,19 +454,25 @@ static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
         if (try_floor)
                 target = PCP_FRACTION_FLOOR;
         int64_t old = 0;
-        r = knob_apply(&m->pcp_knob, m->root, m->journal, m->dry_run, target,
-                       &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason,
-                                        .probe = try_floor },
-                       &old);
+        r = knob_count(&m->pcp_counts, m->dry_run,
+                       knob_apply(&m->pcp_knob, m->root, m->journal, m->dry_run, target,
+                                  &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason,
+                                                   .probe = try_floor },
+                                  &old));
         if (try_floor && r == -EINVAL) {
                 m->floor_state = FEATURE_ABSENT;
                 log_notice("This kernel rejects %s = -1 (no pcptune contrib patch): using the minimum computed for this "
                            "host, %d", m->pcp_knob.name, d->fraction);
                 target = d->fraction;
-                r = knob_apply(&m->pcp_knob, m->root, m->journal, m->dry_run, target,
-                               &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason }, &old);
+                r = knob_count(&m->pcp_counts, m->dry_run,
+                               knob_apply(&m->pcp_knob, m->root, m->journal, m->dry_run, target,
+                                          &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name,
+                                                           .text = reason },
+                                          &old));
         } else if (try_floor && (r == KNOB_WRITTEN || r == KNOB_NOOP))
                 m->floor_state = FEATURE_PRESENT;
+        m->has_pcp_target = true;
+        m->pcp_target = target;
         bool lowered = (target == PCP_FRACTION_FLOOR && old != PCP_FRACTION_FLOOR) ||
                        (target > 0 && (old == 0 || (old > 0 && target > old)));
         if (r == KNOB_WRITTEN && lowered) {
@@ -449,10 +504,12 @@ static void manager_apply_scale(Manager *m, const Plan *plan) {
         _cleanup_(freep) char *path = NULL;
         char reason[64];
 
+        m->has_scale_target = false;
         if (!d->wanted) {
                 if (m->scale_knob.managed)
-                        (void) knob_release(&m->scale_knob, m->root, m->journal, m->dry_run,
-                                            "no active rule sets pcp.batch_scale_max any more");
+                        (void) knob_count(&m->scale_counts, m->dry_run,
+                                          knob_release(&m->scale_knob, m->root, m->journal, m->dry_run,
+                                                       "no active rule sets pcp.batch_scale_max any more"));
                 return;
         }
         if (path_join_root(m->root, m->scale_knob.path, &path) < 0 || access(path, F_OK) < 0) {
@@ -463,8 +520,12 @@ static void manager_apply_scale(Manager *m, const Plan *plan) {
                 return;
         }
         snprintf(reason, sizeof reason, "pcp.batch_scale_max %d", d->value);
-        (void) knob_apply(&m->scale_knob, m->root, m->journal, m->dry_run, d->value,
-                          &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason }, NULL);
+        m->has_scale_target = true;
+        m->scale_target = d->value;
+        (void) knob_count(&m->scale_counts, m->dry_run,
+                          knob_apply(&m->scale_knob, m->root, m->journal, m->dry_run, d->value,
+                                     &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason },
+                                     NULL));
 }
 
 /* A `repair: pagesets` rule: recompute pagesets that differ from the model (seed 002). */
@@ -596,6 +657,7 @@ static void on_reclaim_done(ReclaimJob *j, void *userdata) {
         char f_dyb[48], f_dya[48], f_pb[48], f_pa[48], f_dur[48], f_lbl[200], b1[32];
 
         if (j->error < 0) {
+                m->counters.reclaim_scan_failures++;
                 log_error_errno(j->error, "%s: failed to find the subtrees holding dying memcgs: %s",
                                 strna(m->reclaim_label), errno_str(j->error));
                 return;
@@ -642,8 +704,13 @@ static void on_reclaim_done(ReclaimJob *j, void *userdata) {
                 return;
         }
 
-        for (size_t i = 0; i < j->n_results; i++)
+        for (size_t i = 0; i < j->n_results; i++) {
                 count[j->results[i].outcome]++;
+                m->counters.reclaim_outcomes[j->results[i].outcome]++;
+        }
+        m->counters.reclaim_runs++;
+        m->counters.reclaim_freed_bytes += j->freed_total;
+        m->counters.reclaim_usec += j->run_usec;
         manager_read_dying(m, &dying, &percpu);
         snprintf(f_lbl, sizeof f_lbl, "RULE=%s", strna(m->reclaim_label));
         snprintf(f_dyb, sizeof f_dyb, "DYING_BEFORE=%" PRIu64, m->reclaim_dying_before);
@@ -803,6 +870,38 @@ static void manager_run_actions(Manager *m, const Snapshot *s, const Plan *plan,
         }
 }
 
+/* pcptune.prom after every sample (dry-run too: it observes).  Errors are said once until a write succeeds. */
+static void manager_write_metrics(Manager *m, const ReportInput *in, const KernelFeatures *feat) {
+        PromKnob knobs[2];
+        size_t n = 0;
+        int r;
+
+        if (!m->prom)
+                return;
+        knobs[n++] = (PromKnob){ .name = in->snap->has_knob ? in->snap->knob.name : SYSCTL_PCP_HIGH_FRACTION, .knob = m->knob_known ? &m->pcp_knob : NULL,
+                                 .present = in->snap->has_knob, .value = in->snap->knob.value,
+                                 .has_target = m->has_pcp_target, .target = m->pcp_target,
+                                 .counters = &m->pcp_counts };
+        knobs[n++] = (PromKnob){ .name = m->scale_knob.name, .knob = &m->scale_knob, .present = feat->batch_scale_max,
+                                 .value = feat->batch_scale_max_value, .has_target = m->has_scale_target,
+                                 .target = m->scale_target, .counters = &m->scale_counts };
+        m->counters.has_exits = m->procexit;
+        if (m->procexit) {
+                ProcExitCounters c;
+                proc_exit_counters(m->procexit, &c);
+                m->counters.exits = c.exits;
+        }
+        PromInput pin = { .report = in, .knobs = knobs, .n_knobs = n, .counters = &m->counters,
+                          .version = PACKAGE_VERSION };
+        r = prom_writer_write(m->prom, &pin);
+        if (r < 0 && r != m->prom_error)
+                log_warning_errno(r, "Failed to write %s/%s: %s, will retry at the next sample",
+                                  prom_writer_dir(m->prom), PROM_FILE, errno_str(r));
+        else if (r >= 0 && m->prom_error < 0)
+                log_info("Wrote %s/%s again", prom_writer_dir(m->prom), PROM_FILE);
+        m->prom_error = MIN(r, 0);
+}
+
 static void manager_write_status(Manager *m, const ReportInput *in) {
         _cleanup_(freep) char *path = NULL;
         json_object *o, *d;
@@ -817,8 +916,8 @@ static void manager_write_status(Manager *m, const ReportInput *in) {
         json_object_object_add(d, "pid", json_object_new_int((int) getpid()));
         json_object_object_add(d, "interval_usec", json_object_new_int64((int64_t) m->interval_usec));
         json_object_object_add(d, "policy_source", json_object_new_string(strna(m->policies->source)));
-        json_object_object_add(d, "samples", json_object_new_int64((int64_t) m->samples));
-        json_object_object_add(d, "sample_failures", json_object_new_int64((int64_t) m->sample_failures));
+        json_object_object_add(d, "samples", json_object_new_int64((int64_t) m->counters.samples));
+        json_object_object_add(d, "sample_failures", json_object_new_int64((int64_t) m->counters.sample_failures));
         json_object_object_add(d, "last_sample_cpu_usec", json_object_new_int64((int64_t) m->last_sample_cpu_usec));
         json_object_object_add(o, "daemon", d);
         text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
@@ -886,12 +985,12 @@ static int manager_sample_full(Manager *m, bool cheap) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
         _cleanup_(plan_done) Plan plan = { 0 };
         MetricValues mv;
-        usec_t cpu0 = now_usec(CLOCK_THREAD_CPUTIME_ID), now;
+        usec_t cpu0 = now_usec(CLOCK_THREAD_CPUTIME_ID), wall0 = now_usec(CLOCK_MONOTONIC), now;
         int r;
 
         r = snapshot_take_reuse(m->root, m->prev, manager_reuse_flags(m, cheap), &s);
         if (r < 0) {
-                m->sample_failures++;
+                m->counters.sample_failures++;
                 return log_error_errno(r, "Failed to read the kernel's memory state below %s: %s%s", m->root,
                                        errno_str(r), m->once ? "" : ", will retry");
         }
@@ -919,9 +1018,9 @@ static int manager_sample_full(Manager *m, bool cheap) {
         }
         manager_run_actions(m, s, &plan, wrote);
 
-        m->samples++;
+        m->counters.samples++;
         m->last_sample_cpu_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu0;
-        m->total_sample_cpu_usec += m->last_sample_cpu_usec;
+        m->counters.sample_cpu_usec += m->last_sample_cpu_usec;
 
         KernelFeatures feat;
         kernel_features_probe(m->root, &feat);
@@ -949,7 +1048,10 @@ static int manager_sample_full(Manager *m, bool cheap) {
                 }
                 manager_write_status(m, &in);
         }
-        log_debug("Sample %lu took %" PRIu64 " us of CPU%s%s%s", m->samples, m->last_sample_cpu_usec,
+        m->counters.last_sample_usec = now_usec(CLOCK_MONOTONIC) - wall0;
+        m->counters.last_sample_realtime_usec = now_usec(CLOCK_REALTIME);
+        manager_write_metrics(m, &in, &feat);
+        log_debug("Sample %" PRIu64 " took %" PRIu64 " us of CPU%s%s%s", m->counters.samples, m->last_sample_cpu_usec,
                   cheap ? " (cheap)" : "", s->zoneinfo_reused ? ", zoneinfo reused" : "",
                   s->memcg_reused ? ", memcg counts reused" : "");
         snapshot_free(m->prev);
@@ -1387,6 +1489,12 @@ static int manager_shutdown(Manager *m) {
                 int q = journal_save(m->journal); /* removes the file */
                 if (q < 0)
                         log_warning_errno(q, "Failed to remove the restore journal: %s", errno_str(q));
+        }
+        if (m->prom) {
+                int q = prom_writer_remove(m->prom);
+                if (q < 0)
+                        log_warning_errno(q, "Failed to remove %s/%s: %s", prom_writer_dir(m->prom), PROM_FILE,
+                                          errno_str(q));
         }
         if (!m->dry_run) {
                 _cleanup_(freep) char *status = NULL;

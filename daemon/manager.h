@@ -24,6 +24,8 @@ typedef struct ManagerConfig {
         bool once;                  /* one evaluation, then exit */
         bool json;                  /* --once report as JSON */
         bool check_owner;           /* refuse policy files not owned by root / writable by others */
+        const char *metrics_dir;    /* pcptune.prom goes there; NULL: PROM_DIR_DEFAULT when root is "/" */
+        bool no_metrics;            /* write no metrics file */
         FILE *report;               /* where --once prints its report (stdout) */
 } ManagerConfig;
 

@@ -52,7 +52,7 @@ rules:
     until: proc.exit_rate < 100/s for 4s
 EOY
 chmod 0644 "$tmp/pol/50-storm.yaml"
-"$PCPTUNED" --policy-dir "$tmp/pol" --state-dir "$tmp/state" >"$tmp/log" 2>&1 &
+"$PCPTUNED" --policy-dir "$tmp/pol" --state-dir "$tmp/state" --no-metrics >"$tmp/log" 2>&1 &
 pid=$!
 log_has() { grep -q -- "$1" "$tmp/log"; }
 wait_for 50 log_has "Listening to process exits" || tap_skip_all "proc connector unavailable: $(cat "$tmp/log")"

@@ -31,7 +31,9 @@ frac_is_not() { [ "$(frac)" != "$1" ]; }
 log_has() { grep -q -- "$1" "$tmp/log"; }
 start_daemon() { # policy-dir [args]
 	pd=$1; shift
-	"$PCPTUNED" --state-dir "$tmp/state" --policy-dir "$pd" --interval 1s "$@" >>"$tmp/log" 2>&1 &
+	mkdir -p "$tmp/metrics"
+	"$PCPTUNED" --state-dir "$tmp/state" --policy-dir "$pd" --interval 1s --metrics-dir "$tmp/metrics" "$@" \
+		>>"$tmp/log" 2>&1 &
 	daemon_pid=$!
 }
 stop_daemon() {
@@ -60,9 +62,22 @@ fi
 set_value=$(frac)
 log_has "Confirmed vm.percpu_pagelist_high_fraction = $set_value" && tap_ok "the daemon confirmed the write against zoneinfo" ||
 	tap_fail "confirmation logged" "$(cat "$tmp/log")"
+# The metrics count the live write, and the -1 a stock kernel refuses (contrib patch 0001 absent).
+prom=$tmp/metrics/pcptune.prom
+K='{knob="vm.percpu_pagelist_high_fraction"}'
+pv() { awk -v k="$1" '$1 == k { print $2 }' "$prom" 2>/dev/null; }
+refused=0; log_has "rejects vm.percpu_pagelist_high_fraction = -1" && refused=1
+counted() { [ "$(pv "pcptune_knob_writes_total$K")" = 1 ] && [ "$(pv "pcptune_knob_value$K")" = "$set_value" ]; }
+if wait_for 30 counted && [ "$(pv "pcptune_knob_refused_writes_total$K")" = "$refused" ] &&
+	[ "$(pv "pcptune_knob_original_value$K")" = 0 ] &&
+	[ "$(pv 'pcptune_knob_state{knob="vm.percpu_pagelist_high_fraction",state="managed"}')" = 1 ]; then
+	tap_ok "metrics: 1 write, $refused refused (-1), value $set_value, original 0, managed"
+else
+	tap_fail "metrics of the live write" "$(grep knob "$prom" 2>&1)"
+fi
 stop_daemon TERM; rc=$?
-if [ $rc -eq 0 ] && frac_is 0 && [ ! -e "$tmp/state/restore.json" ]; then
-	tap_ok "SIGTERM puts the fraction back to 0"
+if [ $rc -eq 0 ] && frac_is 0 && [ ! -e "$tmp/state/restore.json" ] && [ ! -e "$tmp/metrics/pcptune.prom" ]; then
+	tap_ok "SIGTERM puts the fraction back to 0 (and removes the metrics file)"
 else
 	tap_fail "SIGTERM restore" "rc=$rc fraction $(frac)" "$(cat "$tmp/log")"
 fi
