@@ -179,8 +179,16 @@ static int cmd_status(const CtlOptions *o) {
                 const char *v = json_object_get_string(ff);
                 feat.fraction_floor = streq(v, "yes") ? FEATURE_PRESENT : streq(v, "no") ? FEATURE_ABSENT : FEATURE_UNKNOWN;
         }
+        /* The per-memcg cost as pcptuned would take it (its running estimate aside). */
+        MemcgCostMeasurement measured;
+        MemcgCost cost;
+        PercpuStatsView pstats;
+        snapshot_memcg_cost(s, memcg_cost_measurement_load(o->state_dir, &measured) >= 0 ? &measured : NULL, 0, &cost);
+        percpu_stats_view_read(o->root, streq(o->root, "/"), s->has_memcg ? s->memcg.live + s->memcg.dying : 0,
+                               &pstats);
         ReportInput in = { .snap = s, .mv = &mv, .set = set, .plan = r >= 0 ? &plan : NULL,
-                           .knob = have_knob ? &knob : NULL, .features = &feat, .dry_run = true };
+                           .knob = have_knob ? &knob : NULL, .features = &feat, .memcg_cost = &cost,
+                           .pstats = &pstats, .dry_run = true };
         if (o->json) {
                 json_object *out = report_to_json(&in), *d = json_object_new_object();
                 json_object_object_add(d, "running", json_object_new_boolean(pid > 0));
@@ -367,6 +375,8 @@ static int plan_one_root(const CtlOptions *o, const char *root, const char *labe
                 return log_oom();
         kernel_features_probe(root, &h.features);
         h.has_features = true;
+        percpu_stats_view_read(root, streq(root, "/"), s->has_memcg ? s->memcg.live + s->memcg.dying : 0, &h.pstats);
+        h.has_pstats = true;
         if (fleet)
                 json_object_array_add(fleet, plan_to_json(&h, &o->plan));
         else if (o->csv)
@@ -439,6 +449,7 @@ static int cmd_plan(CtlOptions *o) {
         _cleanup_(policy_set_freep) PolicySet *set = NULL;
         _cleanup_(diagnostics_done) Diagnostics diag = { 0 };
         _cleanup_(freep) char *how = NULL;
+        MemcgCostMeasurement measured;
         int r;
 
         r = policy_set_load_default(o->policy_dir, !o->no_owner_check, &set, &diag);
@@ -449,15 +460,30 @@ static int cmd_plan(CtlOptions *o) {
         o->plan.policies = set;
 
         if (o->measure > 0) {
+                _cleanup_(snapshot_freep) Snapshot *s = NULL;
+                double bytes;
                 if (!streq(o->root, "/") || o->shape) {
                         log_error("--measure works on the live host only");
                         return 2;
                 }
-                r = percpu_measure_memcg_cost(o->measure, &o->plan.measured_cost_bytes, &how);
+                r = percpu_measure_memcg_cost(o->measure, &bytes, &how);
                 if (r < 0)
                         return log_error_errno(r, "Failed to measure the percpu cost of a memcg: %s", errno_str(r)), 1;
-                o->plan.measured_how = how;
-        }
+                r = snapshot_take("/", &s);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to read the kernel's state: %s", errno_str(r)), 1;
+                measured = (MemcgCostMeasurement){ .possible_cpus = s->topo.possible_cpus ?: s->topo.online_cpus,
+                                                   .nodes = snapshot_count_nodes(s), .bytes = bytes };
+                snprintf(measured.kernel_release, sizeof measured.kernel_release, "%s", s->topo.kernel_release);
+                snprintf(measured.how, sizeof measured.how, "%s", strna(how));
+                /* status, plan and pcptuned use it from now on, for this kernel. */
+                r = memcg_cost_measurement_save(o->state_dir, &measured);
+                if (r < 0)
+                        log_warning_errno(r, "Failed to keep the measurement in %s/" MEMCG_COST_FILE ": %s, ignoring",
+                                          o->state_dir, errno_str(r));
+                o->plan.measured = &measured;
+        } else if (memcg_cost_measurement_load(o->state_dir, &measured) >= 0)
+                o->plan.measured = &measured;
 
         if (o->shape) {
                 HostShape shape;

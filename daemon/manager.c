@@ -20,6 +20,7 @@
 #include "policy-eval.h"
 #include "policy.h"
 #include "probe-kernel.h"
+#include "probe-percpu.h"
 #include "repair.h"
 #include "report.h"
 #include "snapshot.h"
@@ -92,6 +93,8 @@ struct Manager {
         uint64_t est_prev_total, est_prev_percpu_kib;
         bool est_prev_valid;
         double est_cost_bytes;        /* 0 until measured */
+        MemcgCostMeasurement measured; /* `pcptunectl plan --measure`, loaded at start and on reload */
+        bool has_measured;
 
         /* percpu_stats holds pcpu_lock with IRQs off for the whole read (3 ms with 12k allocations):
          * read at most every PERCPU_STATS_MIN_INTERVAL, and stop when one read cost too much. */
@@ -215,6 +218,9 @@ static int manager_load_policies(Manager *m, bool initial) {
         _cleanup_(policy_set_freep) PolicySet *set = NULL;
         _cleanup_(diagnostics_done) Diagnostics diag = { 0 };
         int r;
+
+        /* A `plan --measure` result kept in the state directory, for status and the reclaim estimates. */
+        m->has_measured = memcg_cost_measurement_load(m->state_dir, &m->measured) >= 0;
 
         r = policy_set_load_default(m->policy_dir, m->check_owner, &set, &diag);
         log_diagnostics(&diag);
@@ -580,18 +586,9 @@ static void manager_estimate_memcg_cost(Manager *m, const Snapshot *s) {
         }
 }
 
-static double manager_memcg_cost(Manager *m, const Snapshot *s, const char **ret_how) {
-        PercpuCostModel model;
-        unsigned nodes = 0;
-        if (m->est_cost_bytes > 0) {
-                *ret_how = "measured from live counts";
-                return m->est_cost_bytes;
-        }
-        for (unsigned i = 0; i < s->topo.n_nodes; i++)
-                nodes += s->topo.node_cpus[i] > 0;
-        percpu_memcg_cost_model(&s->topo.kernel, MAX(nodes, 1U), &model);
-        *ret_how = "modelled for this kernel";
-        return model.per_cpu_bytes * (s->topo.possible_cpus ?: s->topo.online_cpus);
+/* The per-memcg percpu cost (snapshot_memcg_cost(): `plan --measure`, else the running estimate, else the model). */
+static void manager_memcg_cost(Manager *m, const Snapshot *s, MemcgCost *ret) {
+        snapshot_memcg_cost(s, m->has_measured ? &m->measured : NULL, m->est_cost_bytes, ret);
 }
 
 /* Dying count and Percpu now (cheap: /proc/cgroups + the hierarchy's directories, meminfo). */
@@ -663,13 +660,16 @@ static void on_reclaim_done(ReclaimJob *j, void *userdata) {
                 return;
         }
         if (m->dry_run) {
-                const char *how = "unknown";
                 /* The topology and kernel of the last sample; a fresh one only before the first has been kept. */
                 _cleanup_(snapshot_freep) Snapshot *own = NULL;
                 const Snapshot *s = m->prev;
+                MemcgCost mc = { .how = "unknown" };
                 if (!s && snapshot_take(m->root, &own) >= 0)
                         s = own;
-                double cost = s ? manager_memcg_cost(m, s, &how) : 0;
+                if (s)
+                        manager_memcg_cost(m, s, &mc);
+                double cost = mc.bytes;
+                const char *how = mc.how;
                 uint64_t dying_in = 0, bytes_in = 0;
                 for (size_t i = 0; i < j->n_results; i++) {
                         dying_in += j->results[i].dying;
@@ -1026,8 +1026,11 @@ static int manager_sample_full(Manager *m, bool cheap) {
         kernel_features_probe(m->root, &feat);
         if (m->floor_state != FEATURE_UNKNOWN)
                 feat.fraction_floor = m->floor_state;
+        MemcgCost cost;
+        manager_memcg_cost(m, s, &cost);
         ReportInput in = { .snap = s, .mv = &mv, .set = m->policies, .plan = &plan,
-                           .knob = m->knob_known ? &m->pcp_knob : NULL, .features = &feat, .dry_run = m->dry_run };
+                           .knob = m->knob_known ? &m->pcp_knob : NULL, .features = &feat, .memcg_cost = &cost,
+                           .dry_run = m->dry_run };
         if (m->once) {
                 if (m->json) {
                         json_object *o = report_to_json(&in);

@@ -74,3 +74,79 @@ const Advisory *advisories(size_t *ret_n) {
 bool advisory_present(const Advisory *a, const KernelVersion *v) {
         return kernel_version_cmp(v, &a->version) >= 0;
 }
+
+const char *percpu_basis_to_string(PercpuBasis b) {
+        static const char *const names[_PERCPU_BASIS_MAX] = {
+                [PERCPU_BASIS_MEASURED] = "measured",
+                [PERCPU_BASIS_ESTIMATED] = "estimated",
+                [PERCPU_BASIS_MODELLED] = "modelled",
+        };
+        return b >= 0 && b < _PERCPU_BASIS_MAX ? names[b] : "unknown";
+}
+
+void percpu_memcg_cost(const KernelVersion *v, const char *kernel_release, unsigned nodes, unsigned possible_cpus,
+                       const MemcgCostMeasurement *measured, double estimate_bytes, MemcgCost *ret) {
+        PercpuCostModel m;
+        MemcgCost c = { 0 };
+        unsigned n = MAX(nodes, 1U);
+
+        if (measured && measured->bytes > 0 && kernel_release && streq(measured->kernel_release, kernel_release) &&
+            measured->possible_cpus == possible_cpus && measured->nodes == n) {
+                c.bytes = measured->bytes;
+                c.basis = PERCPU_BASIS_MEASURED;
+                snprintf(c.how, sizeof c.how, "%s", measured->how);
+        } else if (estimate_bytes > 0) {
+                c.bytes = estimate_bytes;
+                c.basis = PERCPU_BASIS_ESTIMATED;
+                snprintf(c.how, sizeof c.how, "estimated by pcptuned from Percpu growth over memcg growth");
+        } else {
+                percpu_memcg_cost_model(v, n, &m);
+                c.bytes = m.per_cpu_bytes * MAX(possible_cpus, 1U);
+                c.basis = PERCPU_BASIS_MODELLED;
+                snprintf(c.how, sizeof c.how, "modelled: %.0f B per possible CPU x %u (%s)%s", m.per_cpu_bytes,
+                         MAX(possible_cpus, 1U), m.basis, m.extrapolated ? ", extrapolated to this kernel" : "");
+        }
+        *ret = c;
+}
+
+static uint64_t double_to_bytes(double d) {
+        if (!(d > 0))
+                return 0;
+        if (d >= 1.8e19)
+                return UINT64_MAX;
+        return (uint64_t) (d + 0.5);
+}
+
+int percpu_split_compute(bool has_total, uint64_t total_bytes, uint64_t live, uint64_t dying, const MemcgCost *cost,
+                         PercpuSplit *ret) {
+        PercpuSplit s = { .total_bytes = total_bytes, .cost = *cost };
+        double l = (double) live * cost->bytes, d = (double) dying * cost->bytes * PERCPU_DYING_RETAINED;
+
+        if (!has_total)
+                return -EINVAL;
+        if (l + d > (double) total_bytes) {
+                /* The model (or an estimate taken while memcgs came and went) overshoots: keep the ratio. */
+                double k = l + d > 0 ? (double) total_bytes / (l + d) : 0;
+                l *= k;
+                d *= k;
+                s.scaled = true;
+        }
+        s.live_memcgs_bytes = MIN(double_to_bytes(l), total_bytes);
+        s.dying_memcgs_bytes = MIN(double_to_bytes(d), total_bytes - s.live_memcgs_bytes);
+        s.other_bytes = total_bytes - s.live_memcgs_bytes - s.dying_memcgs_bytes;
+        *ret = s;
+        return 0;
+}
+
+void percpu_split_set_fragmentation(PercpuSplit *s, uint64_t bytes, const char *source) {
+        s->has_fragmentation = true;
+        s->fragmentation_bytes = MIN(bytes, s->total_bytes);
+        s->fragmentation_source = source;
+}
+
+const char *percpu_split_basis(const PercpuSplit *s, char *buf, size_t size) {
+        snprintf(buf, size, "total measured (meminfo Percpu); memcgs: count x %.0f B %s%s; other: the rest",
+                 s->cost.bytes, percpu_basis_to_string(s->cost.basis),
+                 s->scaled ? ", scaled down to fit the total" : "");
+        return buf;
+}

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <errno.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
 #include "util.h"
@@ -29,6 +31,75 @@ void percpu_memcg_cost_model(const KernelVersion *v, unsigned nodes, PercpuCostM
 
 /* Fraction of a memcg's percpu memory a dying (pinned) memcg keeps (kernel.md §5.1: 2081 of 2118 bytes). */
 #define PERCPU_DYING_RETAINED 0.98
+
+/* How a figure was obtained. */
+typedef enum PercpuBasis {
+        PERCPU_BASIS_MEASURED,     /* read from the kernel, or `plan --measure` on this kernel and shape */
+        PERCPU_BASIS_ESTIMATED,    /* the daemon's estimate from Percpu growth over memcg growth */
+        PERCPU_BASIS_MODELLED,     /* percpu_memcg_cost_model() */
+        _PERCPU_BASIS_MAX,
+        _PERCPU_BASIS_INVALID = -EINVAL,
+} PercpuBasis;
+
+const char *percpu_basis_to_string(PercpuBasis b);
+
+/* What `pcptunectl plan --measure` found, kept in <state_dir>/memcg-cost.json for the same kernel. */
+typedef struct MemcgCostMeasurement {
+        char kernel_release[65];
+        unsigned possible_cpus;
+        unsigned nodes;
+        double bytes;              /* per memcg, all units */
+        char how[192];
+} MemcgCostMeasurement;
+
+typedef struct MemcgCost {
+        double bytes;              /* percpu bytes one memcg costs on this host (all possible CPUs) */
+        PercpuBasis basis;
+        char how[224];             /* one line: where the number comes from */
+} MemcgCost;
+
+/*
+ * The per-memcg percpu cost of a host: the one place status, plan, the
+ * metrics and the daemon take it from.  In order of preference: a `plan
+ * --measure` result for the same kernel release, CPU and node count
+ * (measured may be NULL or not match), the daemon's running estimate
+ * (estimate_bytes > 0), else the model for kernel v with `nodes` nodes
+ * times possible_cpus.  Always succeeds.
+ */
+void percpu_memcg_cost(const KernelVersion *v, const char *kernel_release, unsigned nodes, unsigned possible_cpus,
+                       const MemcgCostMeasurement *measured, double estimate_bytes, MemcgCost *ret);
+
+/*
+ * Percpu split into what live memcgs, dying memcgs and the rest hold:
+ *   live  = live memcgs x cost            (the root memcg counted: it allocates the same)
+ *   dying = dying memcgs x cost x PERCPU_DYING_RETAINED
+ *   other = total - live - dying          (static and non-memcg percpu, and fragmentation)
+ * When the model's live + dying exceed the total, both are scaled down to
+ * fit and `scaled` says so (other is then 0).  Fragmentation (free bytes
+ * inside populated pages of partly used chunks) is part of `other` and only
+ * known where measured.
+ */
+typedef struct PercpuSplit {
+        uint64_t total_bytes;
+        uint64_t live_memcgs_bytes;
+        uint64_t dying_memcgs_bytes;
+        uint64_t other_bytes;
+        bool has_fragmentation;
+        uint64_t fragmentation_bytes;
+        const char *fragmentation_source;   /* static text */
+        bool scaled;
+        MemcgCost cost;
+} PercpuSplit;
+
+/* 0, or -EINVAL when the total is unknown (has_total false). */
+int percpu_split_compute(bool has_total, uint64_t total_bytes, uint64_t live, uint64_t dying, const MemcgCost *cost,
+                         PercpuSplit *ret);
+
+/* Record measured fragmentation (bytes, all units) in a split; clamped to other_bytes' total. */
+void percpu_split_set_fragmentation(PercpuSplit *s, uint64_t bytes, const char *source);
+
+/* "measured", "modelled: <how>" ... for text and JSON: one line in buf.  Returns buf. */
+const char *percpu_split_basis(const PercpuSplit *s, char *buf, size_t size);
 
 /* Kernel mechanisms from the seed threads: whether this kernel has them and what it means. */
 typedef struct Advisory {

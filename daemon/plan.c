@@ -5,6 +5,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "plan.h"
+#include "report.h"
 
 /* CONFIG_PCP_BATCH_SCALE_MAX of Debian's 6.1 and 6.12 and of the mainline default (kernel.md §8). */
 #define PCP_BATCH_SCALE_MAX_DEFAULT 5
@@ -171,18 +172,10 @@ static void host_metrics(const PlanHost *h, MetricValues *mv) {
         metric_set(mv, METRIC_MEMORY, (double) mem);
 }
 
-/* The per-memcg percpu cost: measured if given, else the model. */
-static double memcg_cost(const PlanHost *h, const PlanOptions *o, const char **ret_basis, bool *ret_measured) {
-        PercpuCostModel m;
-        percpu_memcg_cost_model(&h->kernel, h->nodes, &m);
-        if (o && o->measured_cost_bytes > 0) {
-                *ret_basis = o->measured_how;
-                *ret_measured = true;
-                return o->measured_cost_bytes;
-        }
-        *ret_basis = m.basis;
-        *ret_measured = false;
-        return m.per_cpu_bytes * h->possible_cpus;
+/* The per-memcg percpu cost: percpu_memcg_cost(), with `plan --measure`'s result when it fits the host. */
+static void plan_memcg_cost(const PlanHost *h, const PlanOptions *o, MemcgCost *ret) {
+        percpu_memcg_cost(&h->kernel, h->snap ? h->kernel_release : NULL, h->nodes, h->possible_cpus,
+                          o ? o->measured : NULL, 0, ret);
 }
 
 /* Print text after prefix, wrapped at 98 columns, continuation lines indented by cont spaces. */
@@ -230,7 +223,7 @@ static const char *regime_explained(PcpRegime r) {
 int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
         int fr[PLAN_MAX_FRACTIONS];
         size_t nf = plan_fractions(h, o, fr, ELEMENTSOF(fr));
-        char b1[32], b2[32], b3[32];
+        char b1[32], b3[32];
         int minimum = -1;
         int r;
 
@@ -356,23 +349,29 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
 
         /* Percpu. */
         {
-                const char *basis;
-                bool measured;
-                double cost = memcg_cost(h, o, &basis, &measured);
+                MemcgCost mc;
+                PercpuSplit sp;
+                plan_memcg_cost(h, o, &mc);
+                double cost = mc.bytes;
                 fprintf(f, "\npercpu\n");
-                if (h->snap && h->snap->meminfo.has_percpu)
-                        fprintf(f, "  Percpu now %s\n", format_bytes(b1, sizeof b1, h->snap->meminfo.percpu_kib * 1024));
-                else if (h->snap)
-                        fprintf(f, "  Percpu: unavailable (kernel < 4.7)\n");
-                fprintf(f, "  per memcg: %s (%s, %u possible CPUs)\n", format_bytes(b1, sizeof b1, (uint64_t) cost),
-                        measured ? "measured" : "model", h->possible_cpus);
-                print_wrapped(f, "    basis: ", 11, basis);
-                if (h->snap && h->snap->has_memcg && h->snap->memcg.mode != CGROUP_MEMORY_NONE) {
-                        const MemcgCounts *mc = &h->snap->memcg;
-                        fprintf(f, "  memcg (%s): %" PRIu64 " live ~ %s, %" PRIu64 " dying ~ %s held by dying memcgs\n",
-                                cgroup_mode_to_string(mc->mode), mc->live,
-                                format_bytes(b1, sizeof b1, (uint64_t) (cost * (double) mc->live)), mc->dying,
-                                format_bytes(b2, sizeof b2, (uint64_t) (cost * PERCPU_DYING_RETAINED * (double) mc->dying)));
+                if (h->snap && snapshot_percpu_split(h->snap, &mc, h->has_pstats ? &h->pstats : NULL, &sp) >= 0) {
+                        fputs("  ", f);
+                        percpu_split_print(f, &sp);
+                        fprintf(f, "  memcgs (%s): %" PRIu64 " live, %" PRIu64 " dying\n",
+                                cgroup_mode_to_string(h->snap->memcg.mode), h->snap->memcg.live, h->snap->memcg.dying);
+                } else {
+                        if (h->snap && h->snap->meminfo.has_percpu)
+                                fprintf(f, "  Percpu now %s\n",
+                                        format_bytes(b1, sizeof b1, h->snap->meminfo.percpu_kib * 1024));
+                        else if (h->snap)
+                                fprintf(f, "  Percpu: unavailable (kernel < 4.7)\n");
+                        fprintf(f, "  per memcg: %s (%s, %u possible CPUs)\n", format_bytes(b1, sizeof b1, (uint64_t) cost),
+                                percpu_basis_to_string(mc.basis), h->possible_cpus);
+                        print_wrapped(f, "    basis: ", 11, mc.how);
+                }
+                if (h->has_pstats) {
+                        fputs("  ", f);
+                        percpu_stats_view_print(f, &h->pstats);
                 }
                 if (o && o->containers > 0) {
                         uint64_t n = o->containers * MAX(o->memcgs_per_container, (uint64_t) 1);
@@ -571,23 +570,27 @@ json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
         }
 
         {
-                const char *basis;
-                bool measured;
-                double cost = memcg_cost(h, o, &basis, &measured);
-                json_object *pc = json_object_new_object();
+                MemcgCost mc;
+                PercpuSplit sp;
+                plan_memcg_cost(h, o, &mc);
+                double cost = mc.bytes;
+                json_object *pc = NULL;
+                if (h->snap && snapshot_percpu_split(h->snap, &mc, h->has_pstats ? &h->pstats : NULL, &sp) >= 0)
+                        pc = percpu_split_to_json(&sp);
+                if (!pc)
+                        pc = json_object_new_object();
                 if (h->snap && h->snap->meminfo.has_percpu)
                         json_object_object_add(pc, "percpu_bytes",
                                                json_object_new_int64((int64_t) h->snap->meminfo.percpu_kib * 1024));
                 json_object_object_add(pc, "memcg_cost_bytes", json_object_new_int64((int64_t) cost));
-                json_object_object_add(pc, "memcg_cost_measured", json_object_new_boolean(measured));
-                json_object_object_add(pc, "basis", json_object_new_string(basis));
+                json_object_object_add(pc, "memcg_cost_measured", json_object_new_boolean(mc.basis == PERCPU_BASIS_MEASURED));
+                json_object_object_add(pc, "memcg_cost_basis", json_object_new_string(mc.how));
                 if (h->snap && h->snap->has_memcg && h->snap->memcg.mode != CGROUP_MEMORY_NONE) {
                         json_object_object_add(pc, "memcg_live", json_object_new_int64((int64_t) h->snap->memcg.live));
                         json_object_object_add(pc, "memcg_dying", json_object_new_int64((int64_t) h->snap->memcg.dying));
-                        json_object_object_add(pc, "dying_bytes",
-                                               json_object_new_int64((int64_t) (cost * PERCPU_DYING_RETAINED *
-                                                                                (double) h->snap->memcg.dying)));
                 }
+                if (h->has_pstats)
+                        json_object_object_add(pc, "percpu_stats", percpu_stats_view_to_json(&h->pstats));
                 if (o && o->containers > 0) {
                         uint64_t n = o->containers * MAX(o->memcgs_per_container, (uint64_t) 1);
                         json_object_object_add(pc, "containers", json_object_new_int64((int64_t) o->containers));

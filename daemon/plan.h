@@ -40,6 +40,8 @@ typedef struct PlanHost {
         int fraction;               /* its current value (0 for a shape) */
         KernelFeatures features;    /* pcptune's contrib kernel mechanisms (snapshots: probed) */
         bool has_features;
+        PercpuStatsView pstats;     /* percpu_stats of a snapshot or, where cheap, the live host */
+        bool has_pstats;
 } PlanHost;
 
 /* From a snapshot (live or a captured tree).  label is copied.  0 or -ENOMEM. */
@@ -54,8 +56,7 @@ typedef struct PlanOptions {
         const PolicySet *policies;           /* may be NULL */
         uint64_t containers;                 /* --containers (0: no projection) */
         uint64_t memcgs_per_container;       /* default 1 */
-        double measured_cost_bytes;          /* > 0: per-memcg cost measured with --measure */
-        const char *measured_how;
+        const MemcgCostMeasurement *measured; /* `plan --measure` now or kept from before; used if it fits */
 } PlanOptions;
 
 /* The fractions plan evaluates for a host: the current one, then each --fraction (duplicates dropped). */

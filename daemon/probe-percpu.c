@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <inttypes.h>
+#include <fcntl.h>
+#include <json-c/json.h>
 #include <sys/stat.h>
 
 #include "log.h"
@@ -113,4 +115,110 @@ int percpu_measure_memcg_cost(unsigned count, double *ret_bytes, char **ret_how)
                         *ret_how = NULL;
         }
         return 0;
+}
+
+static bool printable(const char *s, size_t max) {
+        size_t n = 0;
+        for (; *s; s++, n++)
+                if ((unsigned char) *s < 0x20 || *s == 0x7f)
+                        return false;
+        return n > 0 && n <= max;
+}
+
+int memcg_cost_measurement_parse(const char *buf, size_t len, MemcgCostMeasurement *ret) {
+        MemcgCostMeasurement m = { 0 };
+        json_tokener *tok;
+        json_object *o, *v;
+        int64_t cpus, nodes;
+        double bytes;
+
+        if (!buf || len > 4096)
+                return -EINVAL;
+        tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        o = json_tokener_parse_ex(tok, buf, (int) len);
+        for (size_t i = o ? json_tokener_get_parse_end(tok) : len; i < len; i++)
+                if (buf[i] != ' ' && buf[i] != '\n' && buf[i] != '\t' && buf[i] != '\r') {
+                        json_object_put(o); /* trailing data: not one object */
+                        o = NULL;
+                        break;
+                }
+        json_tokener_free(tok);
+        if (!o || !json_object_is_type(o, json_type_object))
+                goto invalid;
+
+        if (!json_object_object_get_ex(o, "kernel_release", &v) || !json_object_is_type(v, json_type_string) ||
+            !printable(json_object_get_string(v), sizeof m.kernel_release - 1))
+                goto invalid;
+        snprintf(m.kernel_release, sizeof m.kernel_release, "%s", json_object_get_string(v));
+        if (!json_object_object_get_ex(o, "possible_cpus", &v) || !json_object_is_type(v, json_type_int) ||
+            (cpus = json_object_get_int64(v)) < 1 || cpus > 8192)
+                goto invalid;
+        if (!json_object_object_get_ex(o, "nodes", &v) || !json_object_is_type(v, json_type_int) ||
+            (nodes = json_object_get_int64(v)) < 1 || nodes > 1024)
+                goto invalid;
+        if (!json_object_object_get_ex(o, "bytes", &v) ||
+            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+                goto invalid;
+        bytes = json_object_get_double(v);
+        if (!(bytes >= 1.0 && bytes <= 65536.0 * (double) cpus))
+                goto invalid;
+        if (!json_object_object_get_ex(o, "how", &v) || !json_object_is_type(v, json_type_string) ||
+            !printable(json_object_get_string(v), sizeof m.how - 1))
+                goto invalid;
+        snprintf(m.how, sizeof m.how, "%s", json_object_get_string(v));
+        m.possible_cpus = (unsigned) cpus;
+        m.nodes = (unsigned) nodes;
+        m.bytes = bytes;
+        json_object_put(o);
+        *ret = m;
+        return 0;
+invalid:
+        json_object_put(o);
+        return -EINVAL;
+}
+
+int memcg_cost_measurement_load(const char *state_dir, MemcgCostMeasurement *ret) {
+        _cleanup_(freep) char *path = NULL, *buf = NULL;
+        _cleanup_(closep) int fd = -EBADF;
+        struct stat st;
+        size_t len;
+        int r;
+
+        if (asprintf(&path, "%s/" MEMCG_COST_FILE, state_dir) < 0)
+                return -ENOMEM;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY);
+        if (fd < 0)
+                return negative_errno();
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EINVAL;
+        r = read_fd_full(fd, 4096, &buf, &len);
+        if (r < 0)
+                return r;
+        return memcg_cost_measurement_parse(buf, len, ret);
+}
+
+int memcg_cost_measurement_save(const char *state_dir, const MemcgCostMeasurement *m) {
+        _cleanup_(freep) char *path = NULL;
+        json_object *o = json_object_new_object();
+        int r;
+
+        if (!o)
+                return -ENOMEM;
+        json_object_object_add(o, "kernel_release", json_object_new_string(m->kernel_release));
+        json_object_object_add(o, "possible_cpus", json_object_new_int64(m->possible_cpus));
+        json_object_object_add(o, "nodes", json_object_new_int64(m->nodes));
+        json_object_object_add(o, "bytes", json_object_new_double(m->bytes));
+        json_object_object_add(o, "how", json_object_new_string(m->how));
+        const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+        r = mkdir_p(state_dir, 0755);
+        if (r >= 0 && asprintf(&path, "%s/" MEMCG_COST_FILE, state_dir) < 0)
+                r = -ENOMEM;
+        if (r >= 0)
+                r = write_file_atomic(path, text, strlen(text), 0644);
+        json_object_put(o);
+        return r;
 }

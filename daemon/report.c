@@ -79,15 +79,111 @@ static uint64_t pcp_max_bytes(const Snapshot *s, int fraction) {
         return total;
 }
 
-static unsigned count_nodes(const Snapshot *s) {
-        unsigned n = 0;
-        for (unsigned i = 0; i < s->topo.n_nodes; i++) {
-                bool has = s->topo.node_cpus[i] > 0;
-                for (size_t z = 0; !has && z < s->n_pcp_zones; z++)
-                        has = s->pcp_zones[z].node == (int) i;
-                n += has;
+
+void percpu_split_print(FILE *f, const PercpuSplit *s) {
+        char t[32], l[32], d[32], o[32], fr[32];
+
+        fprintf(f, "percpu: %s = live memcgs %s + dying memcgs %s + other %s", format_bytes(t, sizeof t, s->total_bytes),
+                format_bytes(l, sizeof l, s->live_memcgs_bytes), format_bytes(d, sizeof d, s->dying_memcgs_bytes),
+                format_bytes(o, sizeof o, s->other_bytes));
+        if (s->has_fragmentation)
+                fprintf(f, " (fragmentation %s)", format_bytes(fr, sizeof fr, s->fragmentation_bytes));
+        fprintf(f, "\n  basis: total measured (meminfo); memcgs %s, %.0f B each%s; other estimated (the rest)",
+                percpu_basis_to_string(s->cost.basis), s->cost.bytes, s->scaled ? ", scaled down to fit the total" : "");
+        if (s->has_fragmentation)
+                fprintf(f, "; fragmentation measured (%s)", s->fragmentation_source);
+        fprintf(f, "\n  memcg cost: %s\n", s->cost.how);
+}
+
+json_object *percpu_split_to_json(const PercpuSplit *s) {
+        json_object *o = json_object_new_object(), *b = json_object_new_object();
+        const char *cb = percpu_basis_to_string(s->cost.basis);
+
+        if (!o || !b) {
+                json_object_put(o);
+                json_object_put(b);
+                return NULL;
         }
-        return MAX(n, 1U);
+        json_object_object_add(o, "total_bytes", json_object_new_int64((int64_t) s->total_bytes));
+        json_object_object_add(o, "live_memcgs_bytes", json_object_new_int64((int64_t) s->live_memcgs_bytes));
+        json_object_object_add(o, "dying_memcgs_bytes", json_object_new_int64((int64_t) s->dying_memcgs_bytes));
+        json_object_object_add(o, "other_bytes", json_object_new_int64((int64_t) s->other_bytes));
+        json_object_object_add(o, "fragmentation_bytes",
+                               s->has_fragmentation ? json_object_new_int64((int64_t) s->fragmentation_bytes) : NULL);
+        json_object_object_add(b, "total", json_object_new_string("measured"));
+        json_object_object_add(b, "live_memcgs", json_object_new_string(cb));
+        json_object_object_add(b, "dying_memcgs", json_object_new_string(cb));
+        json_object_object_add(b, "other", json_object_new_string("estimated"));
+        json_object_object_add(b, "fragmentation", s->has_fragmentation ? json_object_new_string("measured") : NULL);
+        if (s->has_fragmentation)
+                json_object_object_add(b, "fragmentation_source", json_object_new_string(s->fragmentation_source));
+        json_object_object_add(b, "scaled", json_object_new_boolean(s->scaled));
+        json_object_object_add(b, "memcg_cost_bytes", json_object_new_double(s->cost.bytes));
+        json_object_object_add(b, "memcg_cost", json_object_new_string(s->cost.how));
+        json_object_object_add(o, "basis", b);
+        return o;
+}
+
+void percpu_stats_view_print(FILE *f, const PercpuStatsView *v) {
+        char fb[32];
+
+        if (v->skipped) {
+                fprintf(f, "percpu_stats: not read: more than %d memcgs make the read hold IRQs off too long\n",
+                        PERCPU_STATS_CHEAP_MEMCGS);
+                return;
+        }
+        if (v->error < 0) {
+                fprintf(f, "percpu_stats: unavailable (%s)%s\n", errno_str(v->error),
+                        v->error == -ENOENT ? ": debugfs not mounted or CONFIG_PERCPU_STATS off" : "");
+                return;
+        }
+        if (!v->consistent) {
+                fprintf(f, "percpu_stats: inconsistent dump, not used: %s\n", v->inconsistency);
+                return;
+        }
+        fprintf(f, "percpu_stats: %" PRId64 " chunks (%" PRId64 " empty), %" PRId64 " empty populated pages, %s free "
+                   "per unit",
+                v->sum.chunks, v->sum.empty_chunks, v->sum.empty_pop_pages,
+                format_bytes(fb, sizeof fb, (uint64_t) MAX(v->sum.free_bytes, (int64_t) 0)));
+        if (v->live)
+                fprintf(f, "; read in %" PRIu64 " us with IRQs off\n", v->read_usec);
+        else
+                fprintf(f, " (from the snapshot)\n");
+}
+
+json_object *percpu_stats_view_to_json(const PercpuStatsView *v) {
+        json_object *o = json_object_new_object();
+
+        if (!o)
+                return NULL;
+        json_object_object_add(o, "state", json_object_new_string(v->skipped     ? "skipped"
+                                                                  : v->error < 0 ? "unavailable"
+                                                                  : !v->consistent ? "inconsistent"
+                                                                                   : "read"));
+        if (v->skipped)
+                json_object_object_add(o, "memcg_limit", json_object_new_int(PERCPU_STATS_CHEAP_MEMCGS));
+        else if (v->error < 0)
+                json_object_object_add(o, "error", json_object_new_string(errno_str(v->error)));
+        else {
+                json_object_object_add(o, "consistent", json_object_new_boolean(v->consistent));
+                if (!v->consistent)
+                        json_object_object_add(o, "inconsistency", json_object_new_string(v->inconsistency));
+                json_object_object_add(o, "chunks", json_object_new_int64(v->sum.chunks));
+                json_object_object_add(o, "empty_chunks", json_object_new_int64(v->sum.empty_chunks));
+                json_object_object_add(o, "empty_pop_pages", json_object_new_int64(v->sum.empty_pop_pages));
+                json_object_object_add(o, "free_bytes_per_unit", json_object_new_int64(v->sum.free_bytes));
+                json_object_object_add(o, "read_usec", v->live ? json_object_new_int64((int64_t) v->read_usec) : NULL);
+        }
+        return o;
+}
+
+/* The split for a report (the cost given, or the snapshot's modelled one).  false without Percpu or memcg. */
+static bool report_split(const ReportInput *in, PercpuSplit *ret) {
+        MemcgCost c;
+
+        if (!in->memcg_cost)
+                snapshot_memcg_cost(in->snap, NULL, 0, &c);
+        return snapshot_percpu_split(in->snap, in->memcg_cost ?: &c, in->pstats, ret) >= 0;
 }
 
 static bool decision_changes(const ReportInput *in, int64_t *ret_target) {
@@ -210,7 +306,7 @@ void report_print(FILE *f, const ReportInput *in) {
                 pcp_regime_to_string(s->regime), s->topo.online_cpus);
         if (s->topo.possible_cpus)
                 fprintf(f, " (%u possible)", s->topo.possible_cpus);
-        fprintf(f, ", %u node%s, %u KiB pages\n", count_nodes(s), count_nodes(s) == 1 ? "" : "s",
+        fprintf(f, ", %u node%s, %u KiB pages\n", snapshot_count_nodes(s), snapshot_count_nodes(s) == 1 ? "" : "s",
                 s->topo.page_size / 1024);
 
         fprintf(f, "memory: total %s, free %s, available %s, slab %s, percpu %s\n",
@@ -225,6 +321,11 @@ void report_print(FILE *f, const ReportInput *in) {
                         cgroup_mode_to_string(s->memcg.mode), strna(s->memcg.mount), s->memcg.live, s->memcg.dying);
         else
                 fprintf(f, "memcg: no memory controller found\n");
+        PercpuSplit sp;
+        if (report_split(in, &sp))
+                percpu_split_print(f, &sp);
+        if (in->pstats)
+                percpu_stats_view_print(f, in->pstats);
 
         if (s->has_psi)
                 fprintf(f, "psi memory: some avg10 %.2f%% avg60 %.2f%%, full avg10 %.2f%% avg60 %.2f%%\n",
@@ -391,6 +492,11 @@ json_object *report_to_json(const ReportInput *in) {
                 json_object_object_add(memcg, "dying", json_object_new_int64((int64_t) s->memcg.dying));
         }
         json_object_object_add(o, "memcg", memcg);
+        PercpuSplit sp;
+        if (report_split(in, &sp))
+                json_object_object_add(o, "percpu", percpu_split_to_json(&sp));
+        if (in->pstats)
+                json_object_object_add(o, "percpu_stats", percpu_stats_view_to_json(in->pstats));
 
         if (s->has_psi) {
                 json_object *psi = json_object_new_object();

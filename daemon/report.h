@@ -24,6 +24,8 @@ typedef struct ReportInput {
         const Plan *plan;            /* may be NULL */
         const Knob *knob;            /* the managed pcp knob, may be NULL */
         const KernelFeatures *features; /* pcptune's contrib kernel mechanisms, may be NULL */
+        const MemcgCost *memcg_cost;    /* per-memcg percpu cost; NULL: snapshot_memcg_cost() modelled */
+        const PercpuStatsView *pstats;  /* percpu_stats as read for status, may be NULL */
         bool dry_run;
 } ReportInput;
 
@@ -35,3 +37,15 @@ json_object *report_to_json(const ReportInput *in);
 
 /* One line for sd_notify STATUS= (buf of at least 128 bytes); returns buf. */
 const char *report_status_line(const ReportInput *in, char *buf, size_t size);
+
+/* "percpu: <total> = live memcgs <a> + dying memcgs <b> + other <c>" and its basis (two lines). */
+void percpu_split_print(FILE *f, const PercpuSplit *s);
+/* {"total_bytes", "live_memcgs_bytes", "dying_memcgs_bytes", "other_bytes", "fragmentation_bytes" (null when not
+ * measured), "basis": {"total", "live_memcgs", "dying_memcgs", "other", "fragmentation", "memcg_cost_bytes",
+ * "memcg_cost"}}.  NULL on ENOMEM. */
+json_object *percpu_split_to_json(const PercpuSplit *s);
+
+/* The percpu_stats summary, one line (or "inconsistent: what disagrees"). */
+void percpu_stats_view_print(FILE *f, const PercpuStatsView *v);
+/* {"state": "read"|"inconsistent"|"skipped"|"unavailable", ...}.  NULL on ENOMEM. */
+json_object *percpu_stats_view_to_json(const PercpuStatsView *v);

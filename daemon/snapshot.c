@@ -145,3 +145,47 @@ int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, 
         *ret = TAKE_PTR(s);
         return 0;
 }
+
+unsigned snapshot_count_nodes(const Snapshot *s) {
+        unsigned n = 0;
+        for (unsigned i = 0; i < s->topo.n_nodes; i++) {
+                bool has = s->topo.node_cpus[i] > 0;
+                for (size_t z = 0; !has && z < s->n_pcp_zones; z++)
+                        has = s->pcp_zones[z].node == (int) i;
+                n += has;
+        }
+        return MAX(n, 1U);
+}
+
+void snapshot_memcg_cost(const Snapshot *s, const MemcgCostMeasurement *measured, double estimate_bytes,
+                         MemcgCost *ret) {
+        percpu_memcg_cost(&s->topo.kernel, s->topo.kernel_release, snapshot_count_nodes(s),
+                          s->topo.possible_cpus ?: s->topo.online_cpus, measured, estimate_bytes, ret);
+}
+
+/* Per-unit bytes x units, saturating: the factors come from text files. */
+static uint64_t mul_sat(uint64_t a, uint64_t b) {
+        uint64_t r;
+        return __builtin_mul_overflow(a, b, &r) ? UINT64_MAX : r;
+}
+
+int snapshot_percpu_split(const Snapshot *s, const MemcgCost *cost, const PercpuStatsView *pstats, PercpuSplit *ret) {
+        PercpuSplit sp;
+        int r;
+
+        if (!s->meminfo.has_percpu || !s->has_memcg || s->memcg.mode == CGROUP_MEMORY_NONE)
+                return -ENODATA;
+        r = percpu_split_compute(true, s->meminfo.percpu_kib * 1024, s->memcg.live, s->memcg.dying, cost, &sp);
+        if (r < 0)
+                return r;
+        if (s->has_percpu_sysfs)
+                percpu_split_set_fragmentation(&sp, mul_sat(s->percpu_sysfs.frag_free_bytes, s->percpu_sysfs.nr_units),
+                                               "contrib /sys/kernel/mm/percpu/frag_free_bytes");
+        else if (pstats && pstats->error == 0 && !pstats->skipped && pstats->consistent && pstats->sum.frag_bytes >= 0)
+                percpu_split_set_fragmentation(&sp,
+                                               mul_sat((uint64_t) pstats->sum.frag_bytes,
+                                                       s->topo.possible_cpus ?: s->topo.online_cpus),
+                                               "percpu_stats sum_frag of partly used chunks");
+        *ret = sp;
+        return 0;
+}

@@ -5,8 +5,10 @@
 #include <stdint.h>
 
 #include "model-pcp.h"
+#include "model-percpu.h"
 #include "source-cgroup.h"
 #include "source-meminfo.h"
+#include "source-percpu-stats.h"
 #include "source-percpu-sysfs.h"
 #include "source-psi.h"
 #include "source-sysctl.h"
@@ -73,3 +75,20 @@ int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, 
 
 Snapshot *snapshot_free(Snapshot *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Snapshot *, snapshot_free);
+
+/* Nodes that have CPUs or populated zones (at least 1): the node count of the percpu model. */
+unsigned snapshot_count_nodes(const Snapshot *s);
+
+/* The per-memcg percpu cost of the snapshot's host (percpu_memcg_cost(): measured may be NULL,
+ * estimate_bytes 0 when the daemon has none). */
+void snapshot_memcg_cost(const Snapshot *s, const MemcgCostMeasurement *measured, double estimate_bytes,
+                         MemcgCost *ret);
+
+/*
+ * Percpu of the snapshot split into live memcgs, dying memcgs and other
+ * (percpu_split_compute()), with fragmentation where measured: the contrib
+ * counters (frag_free_bytes x nr_units) or else a consistent percpu_stats
+ * read (pstats may be NULL; sum_frag of partly used chunks x possible CPUs).
+ * 0, -ENODATA (no Percpu line or no memory controller).
+ */
+int snapshot_percpu_split(const Snapshot *s, const MemcgCost *cost, const PercpuStatsView *pstats, PercpuSplit *ret);

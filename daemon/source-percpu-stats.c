@@ -8,6 +8,7 @@
  * any section, a malformed value, a repeated key or a missing required key
  * is -EINVAL.
  */
+#include <inttypes.h>
 #include <stddef.h>
 
 #include "source-percpu-stats.h"
@@ -318,10 +319,61 @@ void percpu_stats_summarize(const PercpuStats *s, PercpuSummary *ret) {
                                 sum.empty_chunks++;
                         sum.empty_pop_pages = add_sat(sum.empty_pop_pages, c->empty_pop_pages);
                         sum.free_bytes = add_sat(sum.free_bytes, c->free_bytes);
+                        if (c->nr_alloc > 0 && c->kind != PERCPU_CHUNK_RESERVED && sum.frag_bytes >= 0)
+                                sum.frag_bytes = c->sum_frag < 0 ? -1 : add_sat(sum.frag_bytes, c->sum_frag);
                         if (c->kind == PERCPU_CHUNK_TO_DEPOPULATE)
                                 sum.to_depopulate++;
                         else if (c->kind == PERCPU_CHUNK_SIDELINED)
                                 sum.sidelined++;
                 }
         *ret = sum;
+}
+
+int percpu_stats_check(const PercpuStats *s, char *what, size_t size) {
+        int64_t sections = 0, reserved = 0, cur = 0, empty = 0;
+        size_t l = 0;
+
+        what[0] = 0;
+        for (size_t i = 0; i < s->n_chunks; i++) {
+                const PercpuChunk *c = &s->chunks[i];
+                sections++;
+                reserved += c->kind == PERCPU_CHUNK_RESERVED;
+                cur = add_sat(cur, c->nr_alloc);
+                if (c->kind != PERCPU_CHUNK_TO_DEPOPULATE && c->kind != PERCPU_CHUNK_SIDELINED)
+                        empty = add_sat(empty, c->empty_pop_pages);
+        }
+        if (s->nr_chunks != sections - reserved)
+                l += (size_t) snprintf(what + l, size - l, "Global Stats nr_chunks %" PRId64 ", chunk sections %" PRId64,
+                                       s->nr_chunks, sections - reserved);
+        if (l < size && s->nr_cur_alloc != cur)
+                l += (size_t) snprintf(what + l, size - l, "%snr_cur_alloc %" PRId64 ", chunks' nr_alloc sum %" PRId64,
+                                       l ? "; " : "", s->nr_cur_alloc, cur);
+        if (l < size && reserved == 0 && s->empty_pop_pages != empty)
+                snprintf(what + l, size - l, "%sempty_pop_pages %" PRId64 ", chunks' sum %" PRId64, l ? "; " : "",
+                         s->empty_pop_pages, empty);
+        return what[0] ? -EBADMSG : 0;
+}
+
+void percpu_stats_view_read(const char *root, bool live, uint64_t memcgs, PercpuStatsView *ret) {
+        PercpuStatsView v = { .live = live, .unit_size = -1 };
+        PercpuStats st = { 0 };
+        usec_t t0;
+
+        if (live && memcgs > PERCPU_STATS_CHEAP_MEMCGS) {
+                v.skipped = true;
+                *ret = v;
+                return;
+        }
+        t0 = now_usec(CLOCK_MONOTONIC);
+        v.error = percpu_stats_read(root, &st);
+        if (live)
+                v.read_usec = now_usec(CLOCK_MONOTONIC) - t0;
+        if (v.error >= 0) {
+                v.error = 0;
+                percpu_stats_summarize(&st, &v.sum);
+                v.consistent = percpu_stats_check(&st, v.inconsistency, sizeof v.inconsistency) >= 0;
+                v.unit_size = st.unit_size;
+        }
+        percpu_stats_done(&st);
+        *ret = v;
 }

@@ -6,6 +6,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "util.h"
+
 /*
  * /sys/kernel/debug/percpu_stats (CONFIG_PERCPU_STATS; kernel.md §4.2).
  * Reading it holds pcpu_lock with IRQs off for the whole output (3 ms with
@@ -74,7 +76,48 @@ typedef struct PercpuSummary {
         int64_t free_bytes;            /* sum, per unit */
         int64_t to_depopulate;         /* chunk count */
         int64_t sidelined;             /* chunk count */
+        int64_t frag_bytes;            /* per unit: sum_frag of the partly used chunks (holes between live
+                                        * allocations), the reserved chunk left out; -1 if not printed */
 } PercpuSummary;
 
 /* Sums over s->chunks (saturating); all zero for NULL. */
 void percpu_stats_summarize(const PercpuStats *s, PercpuSummary *ret);
+
+/*
+ * Do Global Stats agree with the chunk sections?  mm/percpu-stats.c
+ * (percpu_stats_show(), 6.1 and 6.12) prints both under pcpu_lock, so in a
+ * real dump: nr_chunks = chunk sections other than the reserved chunk
+ * (pcpu_stats_chunk_alloc() counts the first chunk and each created one);
+ * nr_cur_alloc = the sum of the sections' nr_alloc; and, without a reserved
+ * chunk, empty_pop_pages (pcpu_nr_empty_pop_pages) = the sum over chunks that
+ * are not isolated (to_depopulate, sidelined: pcpu_isolate_chunk() takes
+ * their pages out).  Kernels with the 5.12-era depopulation series counted
+ * sidelined chunks they did not print.  Returns 0 when consistent, -EBADMSG
+ * with what disagrees in `what` (one line) otherwise.
+ */
+int percpu_stats_check(const PercpuStats *s, char *what, size_t size);
+
+/*
+ * What status and plan show of percpu_stats: read only where cheap.  Reading
+ * holds pcpu_lock with IRQs off for the whole output; 6.1 and 6.12 make 6-8
+ * percpu allocations per memcg (tests/fixtures/<6.x-vmtest>/memcg-*), and
+ * 12k allocations cost 3 ms, so on the live host it is not read with more
+ * than PERCPU_STATS_CHEAP_MEMCGS memcgs (about 5 ms).  A snapshot's copy is
+ * always read.
+ */
+#define PERCPU_STATS_CHEAP_MEMCGS 2500
+
+typedef struct PercpuStatsView {
+        int error;                   /* 0: read; -errno: why not (-ENOENT: no debugfs or no CONFIG_PERCPU_STATS) */
+        bool skipped;                /* not read: too costly (memcgs above the limit) */
+        bool consistent;
+        char inconsistency[192];
+        PercpuSummary sum;
+        int64_t unit_size;           /* bytes, -1 if not printed */
+        usec_t read_usec;            /* the read's wall time (IRQs off for most of it); live reads only */
+        bool live;
+} PercpuStatsView;
+
+/* Read, summarise and check <root>'s percpu_stats; live: root is the running host (time it, skip when
+ * memcgs > PERCPU_STATS_CHEAP_MEMCGS).  Always fills ret. */
+void percpu_stats_view_read(const char *root, bool live, uint64_t memcgs, PercpuStatsView *ret);

@@ -123,4 +123,50 @@ fi
 "$PCPTUNECTL" repair --root "$FIXTURES/6.1.0-57-amd64-smp8-4G/root" --state-dir "$tmp/state" >"$tmp/o" 2>&1
 [ $? = 0 ] && grep -q "Nothing to repair" "$tmp/o" && tap_ok "repair with matching pagesets does nothing" || tap_fail "repair no-op" "$(cat "$tmp/o")"
 
+# --- the Percpu split and percpu_stats on a snapshot (6.1, 16 CPUs, 2 nodes: 44032 B per memcg modelled).
+set61=$FIXTURES/6.1.192-vmtest-smp16-numa2-8G
+cp -r "$set61/root" "$tmp/split"
+cp "$set61/memcg-2-after-remove-meminfo.txt" "$tmp/split/proc/meminfo"          # Percpu 6784 kB
+cp "$set61/memcg-2-after-remove-percpu_stats.txt" "$tmp/split/sys/kernel/debug/percpu_stats"
+mkdir -p "$tmp/split/.pcptune"
+printf 'mode v2\nmount /sys/fs/cgroup\nlive 51\ndying 10\n' >"$tmp/split/.pcptune/memcg"
+split_json() { # name file: 51 x 44032 live, 10 x 44032 x 0.98 dying, the rest other; fragmentation as given
+	if awk -v frag="$3" '/"total_bytes": 6946816,/ { t = 1 } /"live_memcgs_bytes": 2245632,/ { l = 1 }
+		/"dying_memcgs_bytes": 431514,/ { d = 1 } /"other_bytes": 4269670,/ { o = 1 }
+		$0 ~ "\"fragmentation_bytes\": " frag { f = 1 } /"live_memcgs": "modelled"/ { b = 1 }
+		END { exit !(t && l && d && o && f && b) }' "$2"; then tap_ok "$1"; else tap_fail "$1" "$(grep -A30 '"percpu"' "$2")"; fi
+}
+plan --root "$tmp/split" --json >"$tmp/j" 2>&1
+split_json "plan --json on a snapshot: the split, fragmentation from percpu_stats (178984 B sum_frag x 16)" "$tmp/j" 2863744
+"$PCPTUNECTL" status --root "$tmp/split" --state-dir "$tmp/nostate" --policy-dir "$empty" --no-owner-check --json >"$tmp/j" 2>&1
+split_json "status --json on a snapshot: the same split" "$tmp/j" 2863744
+plan --root "$tmp/split" >"$tmp/o" 2>&1
+if grep -q "^  percpu: 6.6 MiB = live memcgs 2.1 MiB + dying memcgs 421.4 KiB + other 4.1 MiB (fragmentation 2.7 MiB)" "$tmp/o" &&
+	grep -q "percpu_stats: 4 chunks (1 empty), 27 empty populated pages, 661.9 KiB free per unit (from the snapshot)" "$tmp/o"; then
+	tap_ok "plan text: the split line with its basis and the percpu_stats summary"
+else
+	tap_fail "plan text split" "$(sed -n '/^percpu/,/^$/p' "$tmp/o")"
+fi
+# A dump whose Global Stats count a chunk no section prints: reported, not used for fragmentation.
+cp "$set61/constructed-inconsistent-percpu_stats.txt" "$tmp/split/sys/kernel/debug/percpu_stats"
+plan --root "$tmp/split" --json >"$tmp/j" 2>&1
+split_json "an inconsistent percpu_stats dump is left out of the split (fragmentation null)" "$tmp/j" null
+grep -q '"inconsistency": "Global Stats nr_chunks 4, chunk sections 3; nr_cur_alloc 527, chunks'"'"' nr_alloc sum 427"' "$tmp/j" &&
+	tap_ok "JSON says what disagrees in the inconsistent dump" || tap_fail "inconsistency JSON" "$(grep -A12 percpu_stats "$tmp/j")"
+"$PCPTUNECTL" status --root "$tmp/split" --state-dir "$tmp/nostate" --policy-dir "$empty" --no-owner-check >"$tmp/o" 2>&1
+grep -q "^percpu_stats: inconsistent dump, not used: Global Stats nr_chunks 4, chunk sections 3" "$tmp/o" &&
+	! grep -q "fragmentation" "$tmp/o" && tap_ok "status says the dump is inconsistent and shows no fragmentation" ||
+	tap_fail "status inconsistent" "$(cat "$tmp/o")"
+# `plan --measure`'s result, kept in the state directory, is used for the same kernel and shape only.
+mkdir -p "$tmp/state-m"
+printf '{"kernel_release":"6.1.192-vmtest","possible_cpus":16,"nodes":2,"bytes":40000,"how":"measured here (test)"}\n' \
+	>"$tmp/state-m/memcg-cost.json"
+"$PCPTUNECTL" status --root "$tmp/split" --state-dir "$tmp/state-m" --policy-dir "$empty" --no-owner-check >"$tmp/o" 2>&1
+grep -q "live memcgs 1.9 MiB" "$tmp/o" && grep -q "memcgs measured, 40000 B each" "$tmp/o" &&
+	tap_ok "status takes the per-memcg cost from a kept plan --measure result" || tap_fail "kept measurement" "$(cat "$tmp/o")"
+sed -i 's/"possible_cpus":16/"possible_cpus":8/' "$tmp/state-m/memcg-cost.json"
+"$PCPTUNECTL" status --root "$tmp/split" --state-dir "$tmp/state-m" --policy-dir "$empty" --no-owner-check >"$tmp/o" 2>&1
+grep -q "memcgs modelled, 44032 B each" "$tmp/o" && tap_ok "a kept measurement for another CPU count is not used" ||
+	tap_fail "kept measurement, other shape" "$(cat "$tmp/o")"
+
 tap_done

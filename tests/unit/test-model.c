@@ -14,10 +14,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "test-helpers.h"
 
 #include "model-pcp.h"
+#include "model-percpu.h"
+#include "probe-percpu.h"
 #include "source-zoneinfo.h"
 #include "util.h"
 
@@ -958,6 +961,115 @@ static void test_goal_to_string(void **state) {
                 assert_string_equal(pcp_goal_to_string(&t[i].g, buf, sizeof(buf)), t[i].s);
 }
 
+
+/* One cost for status, plan, metrics and pcptuned: measured (same kernel and shape) > daemon estimate > model. */
+static void test_memcg_cost(void **state) {
+        KernelVersion v612 = { 6, 12, 117 }, v618 = { 6, 18, 44 };
+        MemcgCostMeasurement m = { .kernel_release = "6.18.44-fc", .possible_cpus = 2, .nodes = 1, .bytes = 4100,
+                                   .how = "measured here" };
+        MemcgCost c;
+
+        (void) state;
+        percpu_memcg_cost(&v612, "6.12.117", 2, 16, NULL, 0, &c);
+        assert_int_equal(c.basis, PERCPU_BASIS_MODELLED);
+        assert_true(c.bytes == (1450.0 + 2 * 492.0) * 16);
+        assert_non_null(strstr(c.how, "x 16"));
+
+        percpu_memcg_cost(&v618, "6.18.44-fc", 1, 2, &m, 3000, &c);
+        assert_int_equal(c.basis, PERCPU_BASIS_MEASURED);
+        assert_true(c.bytes == 4100);
+        assert_string_equal(c.how, "measured here");
+        assert_string_equal(percpu_basis_to_string(c.basis), "measured");
+
+        /* Another kernel, CPU count or node count: the measurement does not apply. */
+        percpu_memcg_cost(&v618, "6.18.45-fc", 1, 2, &m, 3000, &c);
+        assert_int_equal(c.basis, PERCPU_BASIS_ESTIMATED);
+        assert_true(c.bytes == 3000);
+        percpu_memcg_cost(&v618, "6.18.44-fc", 1, 4, &m, 0, &c);
+        assert_int_equal(c.basis, PERCPU_BASIS_MODELLED);
+        assert_true(c.bytes == 2118.0 * 4);
+        percpu_memcg_cost(&v618, "6.18.44-fc", 2, 2, &m, 0, &c);
+        assert_int_equal(c.basis, PERCPU_BASIS_MODELLED);
+        percpu_memcg_cost(&v618, NULL, 1, 2, &m, 0, &c);
+        assert_int_equal(c.basis, PERCPU_BASIS_MODELLED);
+}
+
+static void test_percpu_split(void **state) {
+        MemcgCost c = { .bytes = 4000, .basis = PERCPU_BASIS_MODELLED };
+        PercpuSplit s;
+        char b[256];
+
+        (void) state;
+        assert_int_equal(percpu_split_compute(false, 0, 1, 1, &c, &s), -EINVAL);
+
+        /* 10 MB: 100 live x 4000 + 1000 dying x 3920 (98%) = 4.32 MB, the rest other. */
+        assert_int_equal(percpu_split_compute(true, 10000000, 100, 1000, &c, &s), 0);
+        assert_int_equal(s.live_memcgs_bytes, 400000);
+        assert_int_equal(s.dying_memcgs_bytes, 3920000);
+        assert_int_equal(s.other_bytes, 10000000 - 400000 - 3920000);
+        assert_false(s.scaled);
+        assert_false(s.has_fragmentation);
+        percpu_split_set_fragmentation(&s, 123456, "test");
+        assert_true(s.has_fragmentation);
+        assert_int_equal(s.fragmentation_bytes, 123456);
+        percpu_split_basis(&s, b, sizeof b);
+        assert_non_null(strstr(b, "4000 B modelled"));
+
+        /* The model overshoots the total: both scaled in proportion, nothing negative. */
+        assert_int_equal(percpu_split_compute(true, 1000000, 100, 400, &c, &s), 0);
+        assert_true(s.scaled);
+        assert_int_equal(s.live_memcgs_bytes + s.dying_memcgs_bytes + s.other_bytes, 1000000);
+        assert_true(s.other_bytes <= 1);
+        assert_int_equal(s.live_memcgs_bytes, 203252); /* 400000 / (400000 + 1568000) x 1e6 */
+
+        /* Nothing at all. */
+        assert_int_equal(percpu_split_compute(true, 0, 0, 0, &c, &s), 0);
+        assert_int_equal(s.live_memcgs_bytes + s.dying_memcgs_bytes + s.other_bytes, 0);
+}
+
+static void test_memcg_cost_file(void **state) {
+        static const char good[] = "{\"kernel_release\":\"6.18.44-fc\",\"possible_cpus\":2,\"nodes\":1,"
+                                   "\"bytes\":4236.5,\"how\":\"measured here\"}\n";
+        static const char *const bad[] = {
+                "",
+                "[]",
+                "{\"kernel_release\":\"6.18\",\"possible_cpus\":2,\"nodes\":1,\"bytes\":4236}",
+                "{\"kernel_release\":\"6.18\",\"possible_cpus\":0,\"nodes\":1,\"bytes\":4236,\"how\":\"x\"}",
+                "{\"kernel_release\":\"6.18\",\"possible_cpus\":2,\"nodes\":1,\"bytes\":-1,\"how\":\"x\"}",
+                "{\"kernel_release\":\"6.18\",\"possible_cpus\":2,\"nodes\":1,\"bytes\":1e300,\"how\":\"x\"}",
+                "{\"kernel_release\":\"6.18\",\"possible_cpus\":2,\"nodes\":1,\"bytes\":\"4236\",\"how\":\"x\"}",
+                "{\"kernel_release\":\"a\\nb\",\"possible_cpus\":2,\"nodes\":1,\"bytes\":4236,\"how\":\"x\"}",
+                "{\"kernel_release\":\"6.18\",\"possible_cpus\":2,\"nodes\":2000,\"bytes\":4236,\"how\":\"x\"}",
+                "{\"kernel_release\":\"6.18\",\"possible_cpus\":2,\"nodes\":1,\"bytes\":4236,\"how\":\"x\"} {}",
+        };
+        char dir[] = "/tmp/pcptune-test-cost.XXXXXX", path[64];
+        MemcgCostMeasurement m, back;
+
+        (void) state;
+        assert_int_equal(memcg_cost_measurement_parse(good, strlen(good), &m), 0);
+        assert_string_equal(m.kernel_release, "6.18.44-fc");
+        assert_int_equal(m.possible_cpus, 2);
+        assert_int_equal(m.nodes, 1);
+        assert_true(m.bytes == 4236.5);
+        assert_string_equal(m.how, "measured here");
+        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+                assert_int_equal(memcg_cost_measurement_parse(bad[i], strlen(bad[i]), &back), -EINVAL);
+
+        /* Saved and loaded back; a symlink in its place is refused. */
+        assert_non_null(mkdtemp(dir));
+        assert_int_equal(memcg_cost_measurement_load(dir, &back), -ENOENT);
+        assert_int_equal(memcg_cost_measurement_save(dir, &m), 0);
+        assert_int_equal(memcg_cost_measurement_load(dir, &back), 0);
+        assert_string_equal(back.kernel_release, m.kernel_release);
+        assert_true(back.bytes == m.bytes);
+        snprintf(path, sizeof path, "%s/" MEMCG_COST_FILE, dir);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(symlink("/etc/passwd", path), 0);
+        assert_int_equal(memcg_cost_measurement_load(dir, &back), -ELOOP);
+        assert_int_equal(unlink(path), 0);
+        assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_regime),
@@ -971,6 +1083,9 @@ int main(void) {
                 cmocka_unit_test(test_brief_example),
                 cmocka_unit_test(test_edge_cases),
                 cmocka_unit_test(test_goal_to_string),
+                cmocka_unit_test(test_memcg_cost),
+                cmocka_unit_test(test_percpu_split),
+                cmocka_unit_test(test_memcg_cost_file),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1600,6 +1600,12 @@ static void test_percpu_stats_fixtures(void **state) {
                 assert_int_equal(sum.sidelined, percpu_expect[i].sidelined);
                 assert_int_equal(sum.to_depopulate, percpu_expect[i].to_depopulate);
                 assert_int_equal(sum.empty_chunks, percpu_expect[i].empty_chunks);
+                /* Every captured dump agrees with itself (percpu_stats_check()'s rules hold on real kernels). */
+                {
+                        char what[192];
+                        assert_int_equal(percpu_stats_check(&s, what, sizeof what), 0);
+                        assert_string_equal(what, "");
+                }
                 percpu_stats_done(&s);
                 assert_null(s.chunks);
         }
@@ -1680,6 +1686,44 @@ static void test_percpu_stats_fixtures(void **state) {
         "  empty_pop_pages     : " #empty "\n"                  \
         "  free_bytes          : " #free_bytes "\n"             \
         "\n"
+
+/* A dump whose Global Stats count a chunk no section prints (constructed: MANIFEST.txt of the set). */
+static void test_percpu_stats_inconsistent(void **state) {
+        _cleanup_(freep) char *buf = NULL, *real = NULL;
+        PercpuStats s = {}, r = {};
+        PercpuSummary sum;
+        char what[192];
+        size_t len;
+
+        (void) state;
+        buf = fixture_read("6.1.192-vmtest-smp16-numa2-8G", "constructed-inconsistent-percpu_stats.txt", &len);
+        assert_int_equal(percpu_stats_parse(buf, len, &s), 0);
+        assert_int_equal(s.n_chunks, 3);
+        assert_int_equal(percpu_stats_check(&s, what, sizeof what), -EBADMSG);
+        assert_string_equal(what, "Global Stats nr_chunks 4, chunk sections 3; nr_cur_alloc 527, chunks' nr_alloc sum 427");
+
+        /* The real dump it was made from: consistent; sum_frag of its partly used chunks, sidelined included. */
+        real = fixture_read("6.1.192-vmtest-smp16-numa2-8G", "memcg-2-after-remove-percpu_stats.txt", &len);
+        assert_int_equal(percpu_stats_parse(real, len, &r), 0);
+        assert_int_equal(percpu_stats_check(&r, what, sizeof what), 0);
+        percpu_stats_summarize(&r, &sum);
+        assert_int_equal(sum.frag_bytes, 48 + 88248 + 90688);
+
+        /* Each rule alone. */
+        r.nr_chunks++;
+        assert_int_equal(percpu_stats_check(&r, what, sizeof what), -EBADMSG);
+        assert_string_equal(what, "Global Stats nr_chunks 5, chunk sections 4");
+        r.nr_chunks--;
+        r.empty_pop_pages = 26;
+        assert_int_equal(percpu_stats_check(&r, what, sizeof what), -EBADMSG);
+        assert_string_equal(what, "empty_pop_pages 26, chunks' sum 27");
+        /* With a reserved chunk the global empty page count is not comparable (pcpu_update_empty_pages()). */
+        r.chunks[3].kind = PERCPU_CHUNK_RESERVED;
+        r.nr_chunks--;
+        assert_int_equal(percpu_stats_check(&r, what, sizeof what), 0);
+        percpu_stats_done(&r);
+        percpu_stats_done(&s);
+}
 
 static void test_percpu_stats_literals(void **state) {
         const char *s =
@@ -1914,6 +1958,7 @@ int main(void) {
                 cmocka_unit_test(test_memcg_fake_v2),
                 cmocka_unit_test(test_percpu_stats_fixtures),
                 cmocka_unit_test(test_percpu_stats_literals),
+                cmocka_unit_test(test_percpu_stats_inconsistent),
                 cmocka_unit_test(test_live_kernel),
                 cmocka_unit_test(test_live_memcg),
         };
