@@ -42,6 +42,9 @@ static const MetricInfo metric_table[_METRIC_MAX] = {
         [METRIC_PERCPU_EMPTY_POPULATED] = { "percpu.empty_populated", METRIC_UNIT_BYTES,
                                             "populated percpu pages with nothing allocated in them "
                                             "(/sys/kernel/mm/percpu, pcptune's contrib kernel patch)" },
+        [METRIC_MEMCG_IDS_USED] = { "memcg.ids_used", METRIC_UNIT_COUNT,
+                                    "memcg IDs that may be taken, of 65535: live memcgs, plus dying ones while swap "
+                                    "is in use" },
 };
 
 const MetricInfo *metric_info(MetricId id) {
@@ -137,7 +140,11 @@ void metrics_from_snapshot(const Snapshot *s, MetricValues *ret) {
                 const char *why = s->has_memcg ? "no memory cgroup controller" : "memory cgroups not read";
                 metric_unavailable(&mv, METRIC_MEMCG_LIVE, why);
                 metric_unavailable(&mv, METRIC_MEMCG_DYING, why);
+                metric_unavailable(&mv, METRIC_MEMCG_IDS_USED, why);
         }
+        MemcgIdUsage ids;
+        if (snapshot_memcg_ids(s, &ids) >= 0)
+                metric_set(&mv, METRIC_MEMCG_IDS_USED, (double) ids.used_max);
 
         if (s->has_psi) {
                 metric_set(&mv, METRIC_PSI_MEMORY_SOME_AVG10, s->psi.some.avg10);

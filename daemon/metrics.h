@@ -44,6 +44,7 @@ typedef enum MetricId {
         METRIC_KERNEL,                  /* version */
         METRIC_NODES,                   /* count: NUMA nodes with memory or CPUs */
         METRIC_PERCPU_EMPTY_POPULATED,  /* bytes: populated percpu pages with nothing allocated (contrib 0003) */
+        METRIC_MEMCG_IDS_USED,          /* count: memcg IDs that may be taken (snapshot_memcg_ids() used_max) */
         _METRIC_MAX,
         _METRIC_INVALID = -EINVAL,
 } MetricId;

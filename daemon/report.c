@@ -321,6 +321,22 @@ void report_print(FILE *f, const ReportInput *in) {
                         cgroup_mode_to_string(s->memcg.mode), strna(s->memcg.mount), s->memcg.live, s->memcg.dying);
         else
                 fprintf(f, "memcg: no memory controller found\n");
+        MemcgIdUsage ids;
+        if (snapshot_memcg_ids(s, &ids) >= 0) {
+                if (ids.exact)
+                        fprintf(f, "memcg IDs: %" PRIu64 " of %" PRIu64 " used (%s)\n", ids.used, ids.limit,
+                                kernel_version_cmp(&s->topo.kernel, &KV(4, 8)) < 0
+                                        ? "live and dying memcgs: before 4.8 dying ones keep their IDs"
+                                        : "live memcgs; no swap in use, so dying memcgs hold none");
+                else
+                        fprintf(f, "memcg IDs: %" PRIu64 "-%" PRIu64 " of %" PRIu64 " used (live memcgs, and dying ones "
+                                   "whose swapped-out pages keep their IDs)\n",
+                                ids.used, ids.used_max, ids.limit);
+                if (ids.warn)
+                        fprintf(f, "warning: memcg IDs %s%d%% used: creating a memory cgroup fails (ENOSPC on 6.1, "
+                                   "EBUSY on 6.12) when none is left\n",
+                                ids.exact ? "" : "up to ", (int) (ids.used_max * 100 / ids.limit));
+        }
         PercpuSplit sp;
         if (report_split(in, &sp))
                 percpu_split_print(f, &sp);
@@ -490,6 +506,16 @@ json_object *report_to_json(const ReportInput *in) {
                 json_object_object_add(memcg, "mount", json_object_new_string(s->memcg.mount));
                 json_object_object_add(memcg, "live", json_object_new_int64((int64_t) s->memcg.live));
                 json_object_object_add(memcg, "dying", json_object_new_int64((int64_t) s->memcg.dying));
+        }
+        MemcgIdUsage ids;
+        if (snapshot_memcg_ids(s, &ids) >= 0) {
+                json_object *id = json_object_new_object();
+                json_object_object_add(id, "used", json_object_new_int64((int64_t) ids.used));
+                json_object_object_add(id, "used_max", json_object_new_int64((int64_t) ids.used_max));
+                json_object_object_add(id, "limit", json_object_new_int64((int64_t) ids.limit));
+                json_object_object_add(id, "exact", json_object_new_boolean(ids.exact));
+                json_object_object_add(id, "warn", json_object_new_boolean(ids.warn));
+                json_object_object_add(memcg, "ids", id);
         }
         json_object_object_add(o, "memcg", memcg);
         PercpuSplit sp;

@@ -189,3 +189,24 @@ int snapshot_percpu_split(const Snapshot *s, const MemcgCost *cost, const Percpu
         *ret = sp;
         return 0;
 }
+
+int snapshot_memcg_ids(const Snapshot *s, MemcgIdUsage *ret) {
+        MemcgIdUsage u = { .limit = MEMCG_ID_LIMIT };
+        bool swap_used;
+
+        if (!s->has_memcg || s->memcg.mode == CGROUP_MEMORY_NONE)
+                return -ENODATA;
+        /* Without SwapTotal/SwapFree, assume swap entries may exist. */
+        swap_used = !s->meminfo.has_swap || !s->meminfo.has_swap_free ||
+                    s->meminfo.swap_free_kib < s->meminfo.swap_total_kib;
+        u.used = s->memcg.live;
+        if (kernel_version_cmp(&s->topo.kernel, &KV(4, 8)) < 0)
+                u.used += s->memcg.dying;
+        u.used_max = u.used;
+        if (swap_used && kernel_version_cmp(&s->topo.kernel, &KV(4, 8)) >= 0)
+                u.used_max += s->memcg.dying;
+        u.exact = u.used == u.used_max;
+        u.warn = u.used_max * 100 >= (uint64_t) MEMCG_ID_WARN_PERCENT * u.limit;
+        *ret = u;
+        return 0;
+}

@@ -92,3 +92,31 @@ void snapshot_memcg_cost(const Snapshot *s, const MemcgCostMeasurement *measured
  * 0, -ENODATA (no Percpu line or no memory controller).
  */
 int snapshot_percpu_split(const Snapshot *s, const MemcgCost *cost, const PercpuStatsView *pstats, PercpuSplit *ret);
+
+/*
+ * memcg IDs.  Swap records and shadow entries keep a 16-bit memcg ID, and
+ * every memcg takes one from css_alloc: IDs 1..MEM_CGROUP_ID_MAX (65535),
+ * the root's included (6.1 mm/memcontrol.c:5151-5161 idr_alloc() up to
+ * MEM_CGROUP_ID_MAX + 1 exclusive, -ENOSPC when none is left; 6.12
+ * mm/memcontrol.c:3378 and :3519 xa_alloc() with XA_LIMIT(1, MEM_CGROUP_ID_MAX),
+ * -EBUSY).  Going offline puts the ID's base reference (6.1 :5448, 6.12 :3697
+ * mem_cgroup_id_put() in mem_cgroup_css_offline()), so a dying memcg gives its
+ * ID back at rmdir unless swap entries charged to it while it was online still
+ * hold references (6.1 :7395/:7460 mem_cgroup_swapout() and
+ * __mem_cgroup_try_charge_swap(), put at :7504 when the swap entry is freed;
+ * 6.12 :5025/:5081/:5122).  Page cache, slab and percpu allocations pin the
+ * memcg but not its ID.  Since 4.8; before, dying memcgs kept their IDs.
+ */
+#define MEMCG_ID_LIMIT 65535
+#define MEMCG_ID_WARN_PERCENT 90
+
+typedef struct MemcgIdUsage {
+        uint64_t used;       /* IDs certainly taken: live memcgs (root included) */
+        uint64_t used_max;   /* plus dying memcgs when swap is in use (their swap entries may keep IDs) */
+        uint64_t limit;      /* MEMCG_ID_LIMIT */
+        bool exact;          /* used == used_max: no swap in use, or a kernel before 4.8 */
+        bool warn;           /* used_max >= MEMCG_ID_WARN_PERCENT of the limit */
+} MemcgIdUsage;
+
+/* 0, -ENODATA (no memory controller). */
+int snapshot_memcg_ids(const Snapshot *s, MemcgIdUsage *ret);

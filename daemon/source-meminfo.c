@@ -18,6 +18,8 @@ enum {
         MEMINFO_SRECLAIMABLE,
         MEMINFO_SUNRECLAIM,
         MEMINFO_PERCPU,
+        MEMINFO_SWAP_TOTAL,
+        MEMINFO_SWAP_FREE,
         _MEMINFO_KEY_MAX,
 };
 
@@ -34,6 +36,8 @@ static const struct {
         [MEMINFO_SRECLAIMABLE]  = { "SReclaimable", offsetof(Meminfo, sreclaimable_kib), offsetof(Meminfo, has_sreclaimable) },
         [MEMINFO_SUNRECLAIM]    = { "SUnreclaim", offsetof(Meminfo, sunreclaim_kib), offsetof(Meminfo, has_sunreclaim) },
         [MEMINFO_PERCPU]        = { "Percpu", offsetof(Meminfo, percpu_kib), offsetof(Meminfo, has_percpu) },
+        [MEMINFO_SWAP_TOTAL]    = { "SwapTotal", offsetof(Meminfo, swap_total_kib), offsetof(Meminfo, has_swap) },
+        [MEMINFO_SWAP_FREE]     = { "SwapFree", offsetof(Meminfo, swap_free_kib), offsetof(Meminfo, has_swap_free) },
 };
 
 /* "  <digits> kB" up to the end of the line; trailing blanks allowed. */

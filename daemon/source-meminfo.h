@@ -19,12 +19,16 @@ typedef struct Meminfo {
         uint64_t sreclaimable_kib;
         uint64_t sunreclaim_kib;
         uint64_t percpu_kib;
+        uint64_t swap_total_kib;     /* SwapTotal (CONFIG_SWAP) */
+        uint64_t swap_free_kib;
         bool has_mem_available;
         bool has_cached;
         bool has_slab;
         bool has_sreclaimable;
         bool has_sunreclaim;
         bool has_percpu;
+        bool has_swap;               /* SwapTotal printed */
+        bool has_swap_free;
 } Meminfo;
 
 /* Pure parser of the text of /proc/meminfo.  Keys matched at line start.

@@ -21,6 +21,8 @@
 #include "model-pcp.h"
 #include "model-percpu.h"
 #include "probe-percpu.h"
+#include "metrics.h"
+#include "snapshot.h"
 #include "source-zoneinfo.h"
 #include "util.h"
 
@@ -1070,6 +1072,63 @@ static void test_memcg_cost_file(void **state) {
         assert_int_equal(rmdir(dir), 0);
 }
 
+
+/* memcg IDs: live memcgs hold one each; dying ones only while swap entries may reference them. */
+static void test_memcg_ids(void **state) {
+        Snapshot s = { 0 };
+        MemcgIdUsage u;
+
+        (void) state;
+        s.topo.kernel = (KernelVersion){ 6, 1, 0 };
+        assert_int_equal(snapshot_memcg_ids(&s, &u), -ENODATA);
+        s.has_memcg = true;
+        s.memcg.mode = CGROUP_MEMORY_V2;
+        s.memcg.live = 2;
+        s.memcg.dying = 100;
+        s.meminfo.has_swap = s.meminfo.has_swap_free = true;   /* SwapTotal 0: no swap entries */
+        assert_int_equal(snapshot_memcg_ids(&s, &u), 0);
+        assert_int_equal(u.used, 2);
+        assert_int_equal(u.used_max, 2);
+        assert_int_equal(u.limit, 65535);
+        assert_true(u.exact);
+        assert_false(u.warn);
+
+        /* Swap in use: the dying ones may still hold IDs. */
+        s.meminfo.swap_total_kib = 1024;
+        s.meminfo.swap_free_kib = 1000;
+        assert_int_equal(snapshot_memcg_ids(&s, &u), 0);
+        assert_int_equal(u.used, 2);
+        assert_int_equal(u.used_max, 102);
+        assert_false(u.exact);
+        /* All swap free again: exact. */
+        s.meminfo.swap_free_kib = 1024;
+        assert_int_equal(snapshot_memcg_ids(&s, &u), 0);
+        assert_true(u.exact);
+
+        /* The warning from 90% (58,982 of 65,535). */
+        s.memcg.live = 58981;
+        assert_int_equal(snapshot_memcg_ids(&s, &u), 0);
+        assert_false(u.warn);
+        s.memcg.live = 58982;
+        assert_int_equal(snapshot_memcg_ids(&s, &u), 0);
+        assert_true(u.warn);
+
+        /* Before 4.8 dying memcgs kept their IDs. */
+        s.topo.kernel = (KernelVersion){ 4, 4, 0 };
+        s.memcg.live = 10;
+        assert_int_equal(snapshot_memcg_ids(&s, &u), 0);
+        assert_int_equal(u.used, 110);
+        assert_true(u.exact);
+
+        /* And the policy metric takes the upper count. */
+        MetricValues mv;
+        s.topo.kernel = (KernelVersion){ 6, 12, 0 };
+        s.meminfo.swap_free_kib = 0;
+        metrics_from_snapshot(&s, &mv);
+        assert_true(mv.available[METRIC_MEMCG_IDS_USED]);
+        assert_true(mv.value[METRIC_MEMCG_IDS_USED] == 110);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_regime),
@@ -1086,6 +1145,7 @@ int main(void) {
                 cmocka_unit_test(test_memcg_cost),
                 cmocka_unit_test(test_percpu_split),
                 cmocka_unit_test(test_memcg_cost_file),
+                cmocka_unit_test(test_memcg_ids),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1155,7 +1155,7 @@ static void test_metric_registry(void **state) {
                 "memcg.live", "memcg.dying", "psi.memory.some.avg10", "psi.memory.some.avg60",
                 "psi.memory.some.avg300", "psi.memory.full.avg10", "psi.memory.full.avg60",
                 "psi.memory.full.avg300", "proc.exit_rate", "cpus", "memory", "kernel", "nodes",
-                "percpu.empty_populated",
+                "percpu.empty_populated", "memcg.ids_used",
         };
 
         for (int i = 0; i < _METRIC_MAX; i++) {
