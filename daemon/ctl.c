@@ -185,7 +185,7 @@ static int cmd_status(const CtlOptions *o) {
         PercpuStatsView pstats;
         snapshot_memcg_cost(s, memcg_cost_measurement_load(o->state_dir, &measured) >= 0 ? &measured : NULL, 0, &cost);
         percpu_stats_view_read(o->root, streq(o->root, "/"), s->has_memcg ? s->memcg.live + s->memcg.dying : 0,
-                               &pstats);
+                               s->topo.possible_cpus ?: s->topo.online_cpus, s->topo.page_size, &pstats);
         ReportInput in = { .snap = s, .mv = &mv, .set = set, .plan = r >= 0 ? &plan : NULL,
                            .knob = have_knob ? &knob : NULL, .features = &feat, .memcg_cost = &cost,
                            .pstats = &pstats, .dry_run = true };
@@ -375,7 +375,8 @@ static int plan_one_root(const CtlOptions *o, const char *root, const char *labe
                 return log_oom();
         kernel_features_probe(root, &h.features);
         h.has_features = true;
-        percpu_stats_view_read(root, streq(root, "/"), s->has_memcg ? s->memcg.live + s->memcg.dying : 0, &h.pstats);
+        percpu_stats_view_read(root, streq(root, "/"), s->has_memcg ? s->memcg.live + s->memcg.dying : 0,
+                               s->topo.possible_cpus ?: s->topo.online_cpus, s->topo.page_size, &h.pstats);
         h.has_pstats = true;
         if (fleet)
                 json_object_array_add(fleet, plan_to_json(&h, &o->plan));

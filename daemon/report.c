@@ -172,6 +172,8 @@ json_object *percpu_stats_view_to_json(const PercpuStatsView *v) {
                 json_object_object_add(o, "empty_chunks", json_object_new_int64(v->sum.empty_chunks));
                 json_object_object_add(o, "empty_pop_pages", json_object_new_int64(v->sum.empty_pop_pages));
                 json_object_object_add(o, "free_bytes_per_unit", json_object_new_int64(v->sum.free_bytes));
+                json_object_object_add(o, "fragmentation_bytes_per_unit",
+                                       v->frag_bytes >= 0 ? json_object_new_int64(v->frag_bytes) : NULL);
                 json_object_object_add(o, "read_usec", v->live ? json_object_new_int64((int64_t) v->read_usec) : NULL);
         }
         return o;

@@ -181,11 +181,11 @@ int snapshot_percpu_split(const Snapshot *s, const MemcgCost *cost, const Percpu
         if (s->has_percpu_sysfs)
                 percpu_split_set_fragmentation(&sp, mul_sat(s->percpu_sysfs.frag_free_bytes, s->percpu_sysfs.nr_units),
                                                "contrib /sys/kernel/mm/percpu/frag_free_bytes");
-        else if (pstats && pstats->error == 0 && !pstats->skipped && pstats->consistent && pstats->sum.frag_bytes >= 0)
+        else if (pstats && pstats->error == 0 && !pstats->skipped && pstats->consistent && pstats->frag_bytes >= 0)
                 percpu_split_set_fragmentation(&sp,
-                                               mul_sat((uint64_t) pstats->sum.frag_bytes,
+                                               mul_sat((uint64_t) pstats->frag_bytes,
                                                        s->topo.possible_cpus ?: s->topo.online_cpus),
-                                               "percpu_stats sum_frag of partly used chunks");
+                                               "percpu_stats free bytes in used pages, with Percpu");
         *ret = sp;
         return 0;
 }

@@ -9,8 +9,10 @@
  * is -EINVAL.
  */
 #include <inttypes.h>
+#include <limits.h>
 #include <stddef.h>
 
+#include "source-meminfo.h"
 #include "source-percpu-stats.h"
 #include "util.h"
 
@@ -319,8 +321,6 @@ void percpu_stats_summarize(const PercpuStats *s, PercpuSummary *ret) {
                                 sum.empty_chunks++;
                         sum.empty_pop_pages = add_sat(sum.empty_pop_pages, c->empty_pop_pages);
                         sum.free_bytes = add_sat(sum.free_bytes, c->free_bytes);
-                        if (c->nr_alloc > 0 && c->kind != PERCPU_CHUNK_RESERVED && sum.frag_bytes >= 0)
-                                sum.frag_bytes = c->sum_frag < 0 ? -1 : add_sat(sum.frag_bytes, c->sum_frag);
                         if (c->kind == PERCPU_CHUNK_TO_DEPOPULATE)
                                 sum.to_depopulate++;
                         else if (c->kind == PERCPU_CHUNK_SIDELINED)
@@ -354,9 +354,49 @@ int percpu_stats_check(const PercpuStats *s, char *what, size_t size) {
         return what[0] ? -EBADMSG : 0;
 }
 
-void percpu_stats_view_read(const char *root, bool live, uint64_t memcgs, PercpuStatsView *ret) {
-        PercpuStatsView v = { .live = live, .unit_size = -1 };
+int percpu_stats_frag_bytes(const PercpuStats *s, uint64_t percpu_bytes, unsigned units, unsigned page_size,
+                            int64_t *ret_per_unit) {
+        int64_t page = page_size, first_pages, pop, dyn_pages = 0, unpop, free = 0, empty = 0, frag;
+        uint64_t per_unit;
+
+        if (s->static_size < 0 || s->reserved_size < 0 || s->dyn_size < 0 || s->unit_size <= 0 || units == 0 ||
+            page_size == 0 || s->unit_size % page != 0 || s->static_size > INT64_MAX / 4 ||
+            s->reserved_size > INT64_MAX / 4 || s->dyn_size > INT64_MAX / 4)
+                return -EINVAL;
+        if (percpu_bytes % ((uint64_t) units * page_size) != 0)
+                return -ERANGE;
+        per_unit = percpu_bytes / units / page_size;
+        first_pages = (s->static_size + s->reserved_size + s->dyn_size) / page;
+        if (per_unit > INT64_MAX / 2 || (int64_t) per_unit < first_pages)
+                return -ERANGE;
+        pop = (int64_t) per_unit - first_pages;              /* populated pages of the dynamic chunks */
+        for (size_t i = 0; i < s->n_chunks; i++) {
+                const PercpuChunk *c = &s->chunks[i];
+                if (c->kind == PERCPU_CHUNK_RESERVED)
+                        continue;
+                if (c->free_bytes < 0 || c->empty_pop_pages < 0 || c->free_bytes > s->unit_size ||
+                    c->empty_pop_pages > s->unit_size / page)
+                        return -ERANGE;
+                free += c->free_bytes;
+                empty += c->empty_pop_pages;
+                if (c->kind != PERCPU_CHUNK_FIRST)
+                        dyn_pages += s->unit_size / page;
+        }
+        unpop = dyn_pages - pop;
+        if (unpop < 0)
+                return -ERANGE;
+        frag = free - (unpop + empty) * page;
+        if (frag < 0)
+                return -ERANGE;
+        *ret_per_unit = frag;
+        return 0;
+}
+
+void percpu_stats_view_read(const char *root, bool live, uint64_t memcgs, unsigned units, unsigned page_size,
+                            PercpuStatsView *ret) {
+        PercpuStatsView v = { .live = live, .unit_size = -1, .frag_bytes = -1 };
         PercpuStats st = { 0 };
+        Meminfo mi;
         usec_t t0;
 
         if (live && memcgs > PERCPU_STATS_CHEAP_MEMCGS) {
@@ -373,6 +413,9 @@ void percpu_stats_view_read(const char *root, bool live, uint64_t memcgs, Percpu
                 percpu_stats_summarize(&st, &v.sum);
                 v.consistent = percpu_stats_check(&st, v.inconsistency, sizeof v.inconsistency) >= 0;
                 v.unit_size = st.unit_size;
+                if (v.consistent && meminfo_read(root, &mi) >= 0 && mi.has_percpu &&
+                    percpu_stats_frag_bytes(&st, mi.percpu_kib * 1024, units, page_size, &v.frag_bytes) < 0)
+                        v.frag_bytes = -1;
         }
         percpu_stats_done(&st);
         *ret = v;

@@ -76,8 +76,6 @@ typedef struct PercpuSummary {
         int64_t free_bytes;            /* sum, per unit */
         int64_t to_depopulate;         /* chunk count */
         int64_t sidelined;             /* chunk count */
-        int64_t frag_bytes;            /* per unit: sum_frag of the partly used chunks (holes between live
-                                        * allocations), the reserved chunk left out; -1 if not printed */
 } PercpuSummary;
 
 /* Sums over s->chunks (saturating); all zero for NULL. */
@@ -98,6 +96,28 @@ void percpu_stats_summarize(const PercpuStats *s, PercpuSummary *ret);
 int percpu_stats_check(const PercpuStats *s, char *what, size_t size);
 
 /*
+ * Fragmentation: free bytes per unit inside the populated pages that hold
+ * allocations, in the first chunk and the dynamic ones (what contrib patch
+ * 0003 counts as frag_free_bytes: neither the balance work nor depopulation
+ * can return it).  percpu_stats does not print each chunk's populated pages,
+ * but their sum follows from Percpu: pcpu_nr_pages() = pcpu_nr_populated x
+ * units, and pcpu_nr_populated starts at PFN_DOWN(static + reserved + dyn)
+ * for the first and reserved chunks (pcpu_setup_first_chunk(), mm/percpu.c,
+ * 6.1 and 6.12) and grows by every dynamic chunk's populated pages.  So, per
+ * unit:
+ *   unpopulated = dynamic chunks x unit_size / page - (Percpu / units / page
+ *                 - PFN_DOWN(static + reserved + dyn))
+ *   frag        = free_bytes of the first and dynamic chunks - (unpopulated
+ *                 + their empty_pop_pages) x page
+ * percpu_bytes: Percpu read right after the dump; units: the allocator's
+ * units (possible CPUs unless the contrib counters say).  0, -EINVAL (Allocation
+ * Info missing), -ERANGE (Percpu is not whole pages per unit, or the counts do
+ * not fit: the reads were apart while the allocator changed).
+ */
+int percpu_stats_frag_bytes(const PercpuStats *s, uint64_t percpu_bytes, unsigned units, unsigned page_size,
+                            int64_t *ret_per_unit);
+
+/*
  * What status and plan show of percpu_stats: read only where cheap.  Reading
  * holds pcpu_lock with IRQs off for the whole output; 6.1 and 6.12 make 6-8
  * percpu allocations per memcg (tests/fixtures/<6.x-vmtest>/memcg-*), and
@@ -113,11 +133,14 @@ typedef struct PercpuStatsView {
         bool consistent;
         char inconsistency[192];
         PercpuSummary sum;
+        int64_t frag_bytes;          /* per unit (percpu_stats_frag_bytes()), -1 when not known */
         int64_t unit_size;           /* bytes, -1 if not printed */
         usec_t read_usec;            /* the read's wall time (IRQs off for most of it); live reads only */
         bool live;
 } PercpuStatsView;
 
-/* Read, summarise and check <root>'s percpu_stats; live: root is the running host (time it, skip when
- * memcgs > PERCPU_STATS_CHEAP_MEMCGS).  Always fills ret. */
-void percpu_stats_view_read(const char *root, bool live, uint64_t memcgs, PercpuStatsView *ret);
+/* Read, summarise and check <root>'s percpu_stats, and read meminfo right after it for the
+ * fragmentation (units, page_size: see percpu_stats_frag_bytes()); live: root is the running host
+ * (time it, skip when memcgs > PERCPU_STATS_CHEAP_MEMCGS).  Always fills ret. */
+void percpu_stats_view_read(const char *root, bool live, uint64_t memcgs, unsigned units, unsigned page_size,
+                            PercpuStatsView *ret);

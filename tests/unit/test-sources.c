@@ -1702,12 +1702,12 @@ static void test_percpu_stats_inconsistent(void **state) {
         assert_int_equal(percpu_stats_check(&s, what, sizeof what), -EBADMSG);
         assert_string_equal(what, "Global Stats nr_chunks 4, chunk sections 3; nr_cur_alloc 527, chunks' nr_alloc sum 427");
 
-        /* The real dump it was made from: consistent; sum_frag of its partly used chunks, sidelined included. */
+        /* The real dump it was made from: consistent. */
         real = fixture_read("6.1.192-vmtest-smp16-numa2-8G", "memcg-2-after-remove-percpu_stats.txt", &len);
         assert_int_equal(percpu_stats_parse(real, len, &r), 0);
         assert_int_equal(percpu_stats_check(&r, what, sizeof what), 0);
         percpu_stats_summarize(&r, &sum);
-        assert_int_equal(sum.frag_bytes, 48 + 88248 + 90688);
+        assert_int_equal(sum.chunks, 4);
 
         /* Each rule alone. */
         r.nr_chunks++;
@@ -1722,6 +1722,41 @@ static void test_percpu_stats_inconsistent(void **state) {
         r.nr_chunks--;
         assert_int_equal(percpu_stats_check(&r, what, sizeof what), 0);
         percpu_stats_done(&r);
+        percpu_stats_done(&s);
+}
+
+/*
+ * Fragmentation from a dump and the Percpu read with it (memcg-2-after-remove of the 16-CPU 6.1 set):
+ * Percpu 6784 kB / 16 units = 106 pages per unit, 40 of them the first chunk (static 132608 + dyn 31232);
+ * 3 dynamic chunks of 64 pages with 66 populated: 126 unpopulated.  Free bytes 17512 + 136752 + 261344 +
+ * 262144 - (126 + 27 empty populated) x 4096 = 51064 per unit.
+ */
+static void test_percpu_stats_frag(void **state) {
+        _cleanup_(freep) char *buf = NULL;
+        PercpuStats s = {};
+        int64_t f = -1;
+        size_t len;
+
+        (void) state;
+        buf = fixture_read("6.1.192-vmtest-smp16-numa2-8G", "memcg-2-after-remove-percpu_stats.txt", &len);
+        assert_int_equal(percpu_stats_parse(buf, len, &s), 0);
+        assert_int_equal(percpu_stats_frag_bytes(&s, 6784 * 1024, 16, 4096, &f), 0);
+        assert_int_equal(f, 51064);
+        /* Percpu not whole pages per unit (units are not 15), or too small for the first chunk: not measured. */
+        assert_int_equal(percpu_stats_frag_bytes(&s, 6784 * 1024, 15, 4096, &f), -ERANGE);
+        assert_int_equal(percpu_stats_frag_bytes(&s, 16 * 4096, 16, 4096, &f), -ERANGE);
+        /* More populated pages than the chunks have: the reads were apart. */
+        assert_int_equal(percpu_stats_frag_bytes(&s, (uint64_t) 16 * 4096 * 300, 16, 4096, &f), -ERANGE);
+        s.unit_size = -1;
+        assert_int_equal(percpu_stats_frag_bytes(&s, 6784 * 1024, 16, 4096, &f), -EINVAL);
+        percpu_stats_done(&s);
+
+        /* Before the churn: the first chunk alone, fully populated (1128 = 17512 - 4 x 4096). */
+        free(buf);
+        buf = fixture_read("6.1.192-vmtest-smp16-numa2-8G", "memcg-0-before-percpu_stats.txt", &len);
+        assert_int_equal(percpu_stats_parse(buf, len, &s), 0);
+        assert_int_equal(percpu_stats_frag_bytes(&s, 2560 * 1024, 16, 4096, &f), 0);
+        assert_int_equal(f, 1128);
         percpu_stats_done(&s);
 }
 
@@ -1959,6 +1994,7 @@ int main(void) {
                 cmocka_unit_test(test_percpu_stats_fixtures),
                 cmocka_unit_test(test_percpu_stats_literals),
                 cmocka_unit_test(test_percpu_stats_inconsistent),
+                cmocka_unit_test(test_percpu_stats_frag),
                 cmocka_unit_test(test_live_kernel),
                 cmocka_unit_test(test_live_memcg),
         };
