@@ -354,21 +354,18 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                 plan_memcg_cost(h, o, &mc);
                 double cost = mc.bytes;
                 fprintf(f, "\npercpu\n");
+                fprintf(f, "  per memcg: %s (%s, %u possible CPUs)\n", format_bytes(b1, sizeof b1, (uint64_t) cost),
+                        percpu_basis_to_string(mc.basis), h->possible_cpus);
+                print_wrapped(f, "    basis: ", 11, mc.how);
                 if (h->snap && snapshot_percpu_split(h->snap, &mc, h->has_pstats ? &h->pstats : NULL, &sp) >= 0) {
                         fputs("  ", f);
-                        percpu_split_print(f, &sp);
+                        percpu_split_print(f, &sp, false);
                         fprintf(f, "  memcgs (%s): %" PRIu64 " live, %" PRIu64 " dying\n",
                                 cgroup_mode_to_string(h->snap->memcg.mode), h->snap->memcg.live, h->snap->memcg.dying);
-                } else {
-                        if (h->snap && h->snap->meminfo.has_percpu)
-                                fprintf(f, "  Percpu now %s\n",
-                                        format_bytes(b1, sizeof b1, h->snap->meminfo.percpu_kib * 1024));
-                        else if (h->snap)
-                                fprintf(f, "  Percpu: unavailable (kernel < 4.7)\n");
-                        fprintf(f, "  per memcg: %s (%s, %u possible CPUs)\n", format_bytes(b1, sizeof b1, (uint64_t) cost),
-                                percpu_basis_to_string(mc.basis), h->possible_cpus);
-                        print_wrapped(f, "    basis: ", 11, mc.how);
-                }
+                } else if (h->snap && h->snap->meminfo.has_percpu)
+                        fprintf(f, "  Percpu now %s\n", format_bytes(b1, sizeof b1, h->snap->meminfo.percpu_kib * 1024));
+                else if (h->snap)
+                        fprintf(f, "  Percpu: unavailable (kernel < 4.7)\n");
                 if (h->has_pstats) {
                         fputs("  ", f);
                         percpu_stats_view_print(f, &h->pstats);

@@ -80,7 +80,7 @@ static uint64_t pcp_max_bytes(const Snapshot *s, int fraction) {
 }
 
 
-void percpu_split_print(FILE *f, const PercpuSplit *s) {
+void percpu_split_print(FILE *f, const PercpuSplit *s, bool with_cost) {
         char t[32], l[32], d[32], o[32], fr[32];
 
         fprintf(f, "percpu: %s = live memcgs %s + dying memcgs %s + other %s", format_bytes(t, sizeof t, s->total_bytes),
@@ -92,7 +92,9 @@ void percpu_split_print(FILE *f, const PercpuSplit *s) {
                 percpu_basis_to_string(s->cost.basis), s->cost.bytes, s->scaled ? ", scaled down to fit the total" : "");
         if (s->has_fragmentation)
                 fprintf(f, "; fragmentation measured (%s)", s->fragmentation_source);
-        fprintf(f, "\n  memcg cost: %s\n", s->cost.how);
+        fputc('\n', f);
+        if (with_cost)
+                fprintf(f, "  memcg cost: %s\n", s->cost.how);
 }
 
 json_object *percpu_split_to_json(const PercpuSplit *s) {
@@ -341,7 +343,7 @@ void report_print(FILE *f, const ReportInput *in) {
         }
         PercpuSplit sp;
         if (report_split(in, &sp))
-                percpu_split_print(f, &sp);
+                percpu_split_print(f, &sp, true);
         if (in->pstats)
                 percpu_stats_view_print(f, in->pstats);
 

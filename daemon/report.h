@@ -38,8 +38,9 @@ json_object *report_to_json(const ReportInput *in);
 /* One line for sd_notify STATUS= (buf of at least 128 bytes); returns buf. */
 const char *report_status_line(const ReportInput *in, char *buf, size_t size);
 
-/* "percpu: <total> = live memcgs <a> + dying memcgs <b> + other <c>" and its basis (two lines). */
-void percpu_split_print(FILE *f, const PercpuSplit *s);
+/* "percpu: <total> = live memcgs <a> + dying memcgs <b> + other <c>" and its basis; with_cost: a third line,
+ * how the per-memcg cost was obtained. */
+void percpu_split_print(FILE *f, const PercpuSplit *s, bool with_cost);
 /* {"total_bytes", "live_memcgs_bytes", "dying_memcgs_bytes", "other_bytes", "fragmentation_bytes" (null when not
  * measured), "basis": {"total", "live_memcgs", "dying_memcgs", "other", "fragmentation", "memcg_cost_bytes",
  * "memcg_cost"}}.  NULL on ENOMEM. */

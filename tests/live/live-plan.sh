@@ -58,7 +58,7 @@ fi
 if [ ! -r /sys/kernel/debug/percpu_stats ] && [ -d /sys/kernel/debug ] && mount -t debugfs none /sys/kernel/debug 2>/dev/null; then
 	mounted_debugfs=1
 fi
-"$PCPTUNECTL" plan --measure=300 --no-owner-check --policy-dir "$empty" >"$tmp/o" 2>&1; rc=$?
+"$PCPTUNECTL" plan --measure=300 --state-dir "$tmp/state" --no-owner-check --policy-dir "$empty" >"$tmp/o" 2>&1; rc=$?
 left=$(find /sys/fs/cgroup -maxdepth 2 -name 'pcptune-measure.*' 2>/dev/null | head -1)
 line=$(grep "per memcg:" "$tmp/o")
 kib=$(printf '%s' "$line" | sed -n 's/.*per memcg: \([0-9.]*\) KiB.*/\1/p')
@@ -67,5 +67,13 @@ if [ $rc = 0 ] && [ -z "$left" ] && printf '%s' "$line" | grep -q measured && [ 
 	tap_ok "plan --measure: $line; $(grep 'basis:' -A1 "$tmp/o" | tr -s ' ' | tr '\n' ' ')"
 else
 	tap_fail "plan --measure" "exit $rc, left: $left" "$(cat "$tmp/o")"
+fi
+# The measurement is kept in the state directory: status and plan use it for this kernel.
+"$PCPTUNECTL" status --state-dir "$tmp/state" --no-owner-check --policy-dir "$empty" >"$tmp/o" 2>&1
+if [ -s "$tmp/state/memcg-cost.json" ] && grep -q "^  basis: total measured (meminfo); memcgs measured, " "$tmp/o" &&
+	grep -q "^  memcg cost: measured here: 300 empty memcgs created" "$tmp/o"; then
+	tap_ok "status uses the kept --measure result: $(grep '^percpu:' "$tmp/o")"
+else
+	tap_fail "status with a kept measurement" "$(ls -l "$tmp/state")" "$(cat "$tmp/o")"
 fi
 tap_done
