@@ -221,7 +221,8 @@ int pcp_confirm(const char *root, int fraction, char **ret_msg) {
         r = zoneinfo_read(root, &zi);
         if (r < 0)
                 return r;
-        regime = pcp_regime_from_version(&topo.kernel);
+        /* high_min/high_max printed: auto-tuned whatever the version says (a backport; snapshot.c). */
+        regime = zi.has_high_min_max ? PCP_REGIME_AUTOTUNE : pcp_regime_from_version(&topo.kernel);
 
         /* 6.7-6.12 print only the dynamic high: nothing more to compare than the sysctl. */
         if (!zi.has_high_min_max && regime != PCP_REGIME_FIXED)

@@ -66,6 +66,61 @@ static int snapshot_derive(Snapshot *s) {
         return 0;
 }
 
+/*
+ * The pcp regime follows what the kernel prints, the version only where
+ * nothing printed tells (vendors backport):
+ *  - only vm.percpu_pagelist_fraction: LEGACY (it became high_fraction in 5.14);
+ *  - zoneinfo prints high_min/high_max: AUTOTUNE (zoneinfo_show_print() prints
+ *    them from 6.13; the fields exist only with auto-tuning, 6.7+);
+ *  - 5.14+ without those lines: with a fixed high (5.14-6.6) every pageset
+ *    holds zone_highsize() of the zone, the model's FIXED value, while an
+ *    auto-tuned high moves between high_min and high_max per CPU (and is 0
+ *    until the CPU first uses the zone).  A CPU whose batch is the model's
+ *    and whose high is another value shows auto-tuning; pagesets that all
+ *    hold the fixed value cannot tell the two apart (at a non-zero fraction
+ *    high_min = high_max = that value in both), so the version decides.
+ */
+static void snapshot_classify_regime(Snapshot *s) {
+        PcpRegime by_version = pcp_regime_from_version(&s->topo.kernel);
+
+        s->regime = by_version;
+        s->regime_basis = PCP_REGIME_BY_VERSION;
+        if (s->has_knob && !s->knob.writable) {
+                s->regime = PCP_REGIME_LEGACY;
+                s->regime_basis = PCP_REGIME_BY_KNOB;
+                return;
+        }
+        if (s->zoneinfo.has_high_min_max) {
+                s->regime = PCP_REGIME_AUTOTUNE;
+                s->regime_basis = PCP_REGIME_BY_ZONEINFO;
+                return;
+        }
+        if (!s->has_knob)
+                return;
+        for (size_t i = 0; i < s->zoneinfo.n_zones; i++) {
+                const Zone *z = &s->zoneinfo.zones[i];
+                PcpSetting fixed;
+                PcpZoneInput in;
+                if (!z->populated)
+                        continue;
+                in = (PcpZoneInput){ .managed_pages = z->managed_pages, .low_pages = z->low_pages,
+                                     .node_cpus = topology_node_cpus(&s->topo, z->node),
+                                     .online_cpus = s->topo.online_cpus };
+                if (pcp_model_zone(PCP_REGIME_FIXED, &in, s->topo.page_size, (int) s->knob.value, &fixed) < 0)
+                        continue;
+                for (size_t c = 0; c < z->n_cpus; c++) {
+                        if (z->cpus[c].batch != fixed.batch)
+                                continue; /* a pageset the kernel did not recompute (seed 002): says nothing */
+                        s->regime_cpus_compared++;
+                        s->regime_cpus_dynamic += z->cpus[c].high != fixed.high_max;
+                }
+        }
+        if (s->regime_cpus_dynamic > 0) {
+                s->regime = PCP_REGIME_AUTOTUNE;
+                s->regime_basis = PCP_REGIME_BY_PAGESETS;
+        }
+}
+
 static int zoneinfo_copy(const Zoneinfo *from, Zoneinfo *to) {
         *to = (Zoneinfo){ .has_high_min_max = from->has_high_min_max };
         to->zones = calloc(MAX(from->n_zones, (size_t) 1), sizeof(Zone));
@@ -104,7 +159,6 @@ int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, 
         r = topology_read(root, &s->topo);
         if (r < 0)
                 return log_debug_errno(r, "Failed to read the topology below %s: %s", strna(root), errno_str(r));
-        s->regime = pcp_regime_from_version(&s->topo.kernel);
 
         r = meminfo_read(root, &s->meminfo);
         if (r < 0)
@@ -139,6 +193,7 @@ int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, 
         s->has_psi = psi_read(root, &s->psi) >= 0;
         s->has_percpu_sysfs = percpu_sysfs_read(root, &s->percpu_sysfs) >= 0;
 
+        snapshot_classify_regime(s);
         r = snapshot_derive(s);
         if (r < 0)
                 return r;

@@ -17,6 +17,15 @@
 #include "source-zoneinfo.h"
 #include "util.h"
 
+/* What the pcp regime of a snapshot rests on (snapshot_classify_regime()). */
+typedef enum PcpRegimeBasis {
+        PCP_REGIME_BY_VERSION,         /* nothing the kernel prints tells: its version */
+        PCP_REGIME_BY_KNOB,            /* only vm.percpu_pagelist_fraction exists: before 5.14 */
+        PCP_REGIME_BY_ZONEINFO,        /* zoneinfo prints high_min/high_max: auto-tuned (6.13+ or a backport) */
+        PCP_REGIME_BY_PAGESETS,        /* CPUs' high differ from the fixed high: auto-tuned (a backport) */
+        _PCP_REGIME_BASIS_MAX,
+} PcpRegimeBasis;
+
 /*
  * One sample of the kernel's state, read below a root prefix.  Required:
  * meminfo, zoneinfo, topology; the rest is optional and flagged (a missing
@@ -38,6 +47,9 @@ typedef struct Snapshot {
         PercpuSysfs percpu_sysfs;  /* contrib patch 0003: /sys/kernel/mm/percpu */
         bool has_percpu_sysfs;
         PcpRegime regime;
+        PcpRegimeBasis regime_basis;
+        unsigned regime_cpus_compared;    /* PCP_REGIME_BY_PAGESETS/VERSION: pagesets compared */
+        unsigned regime_cpus_dynamic;     /* ... whose high is not the fixed high */
 
         /* Derived: populated zones for the model (pointers into zoneinfo names). */
         PcpZone *pcp_zones;
