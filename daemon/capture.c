@@ -55,6 +55,7 @@ int capture_snapshot(const char *root, const char *dest) {
         static const char *const optional[] = {
                 "/proc/vmstat",
                 "/proc/cgroups",
+                "/proc/version", /* Debian's stable release, for the kernel probes (probe-kernel.c) */
                 "/proc/pressure/memory",
                 "/proc/sys/vm/percpu_pagelist_high_fraction",
                 "/proc/sys/vm/percpu_pagelist_fraction",

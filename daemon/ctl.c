@@ -186,9 +186,12 @@ static int cmd_status(const CtlOptions *o) {
         snapshot_memcg_cost(s, memcg_cost_measurement_load(o->state_dir, &measured) >= 0 ? &measured : NULL, 0, &cost);
         percpu_stats_view_read(o->root, streq(o->root, "/"), s->has_memcg ? s->memcg.live + s->memcg.dying : 0,
                                s->topo.possible_cpus ?: s->topo.online_cpus, s->topo.page_size, &pstats);
+        KernelProbes probes;
+        kernel_probes_run(&(ProbeInput){ .root = o->root, .snap = s, .kernel = s->topo.kernel, .features = &feat },
+                          &probes);
         ReportInput in = { .snap = s, .mv = &mv, .set = set, .plan = r >= 0 ? &plan : NULL,
-                           .knob = have_knob ? &knob : NULL, .features = &feat, .memcg_cost = &cost,
-                           .pstats = &pstats, .dry_run = true };
+                           .knob = have_knob ? &knob : NULL, .features = &feat, .probes = &probes,
+                           .memcg_cost = &cost, .pstats = &pstats, .dry_run = true };
         if (o->json) {
                 json_object *out = report_to_json(&in), *d = json_object_new_object();
                 json_object_object_add(d, "running", json_object_new_boolean(pid > 0));
@@ -378,6 +381,8 @@ static int plan_one_root(const CtlOptions *o, const char *root, const char *labe
         percpu_stats_view_read(root, streq(root, "/"), s->has_memcg ? s->memcg.live + s->memcg.dying : 0,
                                s->topo.possible_cpus ?: s->topo.online_cpus, s->topo.page_size, &h.pstats);
         h.has_pstats = true;
+        kernel_probes_run(&(ProbeInput){ .root = root, .snap = s, .kernel = s->topo.kernel, .features = &h.features },
+                          &h.probes);
         if (fleet)
                 json_object_array_add(fleet, plan_to_json(&h, &o->plan));
         else if (o->csv)

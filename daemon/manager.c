@@ -57,6 +57,8 @@ struct Manager {
         bool knob_known;             /* pcp_knob.name/path set from the first snapshot */
         Knob scale_knob;             /* vm.pcp_batch_scale_max (contrib patch 0002) */
         FeatureState floor_state;    /* does the kernel take -1 for the high fraction (contrib patch 0001)? */
+        KernelFeatures features;     /* of the last sample */
+        KernelProbes probes;         /* of the last sample (probe-kernel.h) */
         bool warned_readonly;
         bool warned_no_knob;
 
@@ -771,6 +773,16 @@ static void manager_start_reclaim(Manager *m, const Snapshot *s, const PlannedAc
                                     a->rule->name);
                 return;
         }
+        const ProbeResult *rp = kernel_probes_find(&m->probes, PROBE_REPARENTING);
+        if (rp && rp->answer == PROBE_YES) {
+                /* Reclaim frees dying memcgs by uncharging the page cache that pins them; a kernel that
+                 * reparents LRU folios at offline leaves none to uncharge. */
+                if (manager_warn_once(m, a->policy->name, a->rule->name))
+                        log_notice("Rule %s/%s: reclaim-dying stays inactive: this kernel reparents LRU folios when a "
+                                   "memcg goes offline, so page cache does not pin removed memcgs (%s)",
+                                   a->policy->name, a->rule->name, rp->evidence);
+                return;
+        }
         j = reclaim_job_new(m->root, s->memcg.mount, s->memcg.mode, &a->action->reclaim, m->dry_run);
         if (!j) {
                 log_oom();
@@ -999,6 +1011,12 @@ static int manager_sample_full(Manager *m, bool cheap) {
         manager_exit_metric(m, &mv, now);
         manager_estimate_memcg_cost(m, s);
 
+        kernel_features_probe(m->root, &m->features);
+        if (m->floor_state != FEATURE_UNKNOWN)
+                m->features.fraction_floor = m->floor_state;
+        kernel_probes_run(&(ProbeInput){ .root = m->root, .snap = s, .kernel = s->topo.kernel, .features = &m->features },
+                          &m->probes);
+
         r = policy_eval(m->policies, s, &mv, m->eval, now, &plan);
         if (r < 0)
                 return log_error_errno(r, "Failed to evaluate policies: %s", errno_str(r));
@@ -1022,14 +1040,18 @@ static int manager_sample_full(Manager *m, bool cheap) {
         m->last_sample_cpu_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu0;
         m->counters.sample_cpu_usec += m->last_sample_cpu_usec;
 
-        KernelFeatures feat;
-        kernel_features_probe(m->root, &feat);
-        if (m->floor_state != FEATURE_UNKNOWN)
-                feat.fraction_floor = m->floor_state;
+        /* The probes again: writing -1 may have just told whether the kernel takes it. */
+        if (m->floor_state != FEATURE_UNKNOWN && m->features.fraction_floor != m->floor_state) {
+                m->features.fraction_floor = m->floor_state;
+                kernel_probes_run(&(ProbeInput){ .root = m->root, .snap = s, .kernel = s->topo.kernel,
+                                                 .features = &m->features },
+                                  &m->probes);
+        }
         MemcgCost cost;
         manager_memcg_cost(m, s, &cost);
         ReportInput in = { .snap = s, .mv = &mv, .set = m->policies, .plan = &plan,
-                           .knob = m->knob_known ? &m->pcp_knob : NULL, .features = &feat, .memcg_cost = &cost,
+                           .knob = m->knob_known ? &m->pcp_knob : NULL, .features = &m->features, .probes = &m->probes,
+                           .memcg_cost = &cost,
                            .dry_run = m->dry_run };
         if (m->once) {
                 if (m->json) {
@@ -1053,7 +1075,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
         }
         m->counters.last_sample_usec = now_usec(CLOCK_MONOTONIC) - wall0;
         m->counters.last_sample_realtime_usec = now_usec(CLOCK_REALTIME);
-        manager_write_metrics(m, &in, &feat);
+        manager_write_metrics(m, &in, &m->features);
         log_debug("Sample %" PRIu64 " took %" PRIu64 " us of CPU%s%s%s", m->counters.samples, m->last_sample_cpu_usec,
                   cheap ? " (cheap)" : "", s->zoneinfo_reused ? ", zoneinfo reused" : "",
                   s->memcg_reused ? ", memcg counts reused" : "");

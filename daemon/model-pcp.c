@@ -478,3 +478,14 @@ const char *pcp_goal_to_string(const PcpGoal *g, char *buf, size_t size) {
         }
         return buf;
 }
+
+int pcp_bulk_free_max_pages(const PcpSetting *s, int scale_max, bool batched) {
+        int64_t batch = MAX(s->batch, 1), cap, above;
+
+        if (batched)
+                return (int) batch;
+        cap = batch << CLAMP(scale_max, 0, 16);
+        above = (int64_t) s->high_max - batch;
+        /* clamp(free_count, batch, high - batch): high - batch wins over the lower bound only when >= batch. */
+        return (int) MAX(batch, MIN(cap, above));
+}

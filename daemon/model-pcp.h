@@ -22,8 +22,10 @@ typedef enum PcpRegime {
 } PcpRegime;
 
 /*
- * Regime of a kernel version (never of a zoneinfo layout: vendors backport):
- * < 5.14 LEGACY, 5.14 - 6.6 FIXED, >= 6.7 AUTOTUNE.  _PCP_REGIME_INVALID for NULL.
+ * Regime of a kernel version: < 5.14 LEGACY, 5.14 - 6.6 FIXED, >= 6.7
+ * AUTOTUNE.  The fallback where nothing the kernel prints tells (vendors
+ * backport): a snapshot's regime follows its zoneinfo (snapshot.h).
+ * _PCP_REGIME_INVALID for NULL.
  */
 PcpRegime pcp_regime_from_version(const KernelVersion *v);
 /* "legacy", "fixed", "autotune"; NULL for anything else. */
@@ -156,3 +158,18 @@ int pcp_minimum_fraction(PcpRegime regime, const PcpZone *zones, size_t n, unsig
  * rounded form), "invalid", into buf; returns buf.
  */
 const char *pcp_goal_to_string(const PcpGoal *g, char *buf, size_t size);
+
+/*
+ * The largest number of pages one bulk free moves from a pcp list to the
+ * buddy allocator under zone->lock when a page freed on that CPU takes the
+ * list past high (the exit of a large process), for a zone whose pagesets
+ * hold s: without batched callers, nr_pcp_free() of mm/page_alloc.c (6.7+:
+ * clamp(free_count, batch, high - batch), free_count capped at
+ * batch << CONFIG_PCP_BATCH_SCALE_MAX; 5.14-6.6: batch << free_factor, the
+ * factor capped the same way, also bounded by high - batch) at its largest
+ * high (high_max); with "mm/page_alloc: batch page freeing in
+ * free_frozen_page_commit" (mainline 6.19) free_frozen_page_commit() frees
+ * in steps of batch and drops zone->lock between them.  scale_max is the
+ * cap (5 on Debian and mainline).  Pages, >= 1.
+ */
+int pcp_bulk_free_max_pages(const PcpSetting *s, int scale_max, bool batched);

@@ -52,13 +52,6 @@ static const Advisory advisory_table[] = {
                 "list",
         },
         {
-                "pcp high auto-tuning (high_min/high_max)", "6.7", { 6, 7, 0 },
-                "high moves between high_min and high_max; a non-zero fraction pins both and disables "
-                "auto-tuning, CONFIG_PCP_BATCH_SCALE_MAX bounds each bulk free",
-                "high is fixed per zone: the fraction sets it directly",
-                "src",
-        },
-        {
                 "memory.reclaim (cgroup v2)", "5.19", { 5, 19, 0 },
                 "reclaim-dying can reclaim a subtree in bounded steps (bytes) without limits or force_empty",
                 "on v2 only lowering memory.high/max reclaims a subtree; on v1 memory.force_empty (whole subtree)",

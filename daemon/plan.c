@@ -61,6 +61,7 @@ int plan_host_from_snapshot(const Snapshot *s, const char *label, PlanHost *ret)
         h.has_fraction = s->has_knob;
         h.legacy = s->has_knob && !s->knob.writable;
         h.fraction = s->has_knob ? (int) s->knob.value : 0;
+        kernel_probes_run(&(ProbeInput){ .snap = s, .kernel = s->topo.kernel }, &h.probes);
         *ret = h;
         return 0;
 }
@@ -104,6 +105,7 @@ int plan_host_from_shape(const HostShape *shape, PlanHost *ret) {
         h.has_fraction = true;
         h.legacy = h.regime == PCP_REGIME_LEGACY;
         h.fraction = 0;
+        kernel_probes_run(&(ProbeInput){ .kernel = shape->kernel }, &h.probes);
         *ret = h;
         return 0;
 }
@@ -220,6 +222,34 @@ static const char *regime_explained(PcpRegime r) {
         }
 }
 
+/* The largest bulk free under zone->lock at exit over the host's zones, for a fraction (model-pcp.h). */
+static int host_bulk_free_max(const PlanHost *h, int fraction) {
+        int scale = h->has_features && h->features.batch_scale_max ? (int) h->features.batch_scale_max_value
+                                                                    : PCP_BATCH_SCALE_MAX_DEFAULT;
+        int most = 0;
+        for (size_t i = 0; i < h->n_zones; i++) {
+                PcpSetting s;
+                if (pcp_model_zone(h->regime, &h->zones[i].in, h->page_size, fraction, &s) >= 0)
+                        most = MAX(most, pcp_bulk_free_max_pages(&s, scale, kernel_batched_free_path(&h->kernel)));
+        }
+        return most;
+}
+
+static void plan_print_bulk_free(FILE *f, const PlanHost *h, const int *fr, size_t nf) {
+        char line[512];
+        size_t n;
+
+        if (h->regime == PCP_REGIME_LEGACY)
+                return;
+        n = (size_t) snprintf(line, sizeof line, "zone->lock per bulk free at exit (%s):",
+                              kernel_batched_free_path(&h->kernel) ? "batched: at most batch pages"
+                                                                   : "not batched: min(batch << scale_max, high - batch)");
+        for (size_t k = 0; k < nf && n < sizeof line; k++)
+                n += (size_t) snprintf(line + n, sizeof line - n, "%s fraction %d: up to %d pages", k ? ";" : "", fr[k],
+                                       host_bulk_free_max(h, fr[k]));
+        print_wrapped(f, "  ", 4, line);
+}
+
 int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
         int fr[PLAN_MAX_FRACTIONS];
         size_t nf = plan_fractions(h, o, fr, ELEMENTSOF(fr));
@@ -276,6 +306,7 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                          PCP_BATCH_SCALE_MAX_DEFAULT, format_bytes(b1, sizeof b1, host_burst_bytes(h)));
                 print_wrapped(f, "  ", 4, line);
         }
+        plan_print_bulk_free(f, h, fr, nf);
 
         /* Candidates: default, 8, minimum, and what each policy would choose. */
         if (h->regime != PCP_REGIME_LEGACY) {
@@ -399,28 +430,10 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                                  present ? a[i].if_present : a[i].if_absent);
                         print_wrapped(f, present ? "  yes " : "  no  ", 6, text);
                 }
-                if (h->has_features) {
-                        const KernelFeatures *k = &h->features;
-                        char line[320];
-                        snprintf(line, sizeof line, "pcptune contrib 0001, vm.percpu_pagelist_high_fraction = -1: %s",
-                                 k->fraction_floor == FEATURE_UNKNOWN
-                                         ? "not known until written (pcptuned tries it for minimum and falls back to "
-                                           "the computed fraction)"
-                                         : "pcp.high minimum needs no per-host fraction");
-                        print_wrapped(f,
-                                      k->fraction_floor == FEATURE_PRESENT  ? "  yes "
-                                      : k->fraction_floor == FEATURE_ABSENT ? "  no  "
-                                                                            : "  ?   ",
-                                      6, line);
-                        snprintf(line, sizeof line, "pcptune contrib 0002, vm.pcp_batch_scale_max: %s",
-                                 k->batch_scale_max ? "pcp: {batch_scale_max: N} bounds each bulk free at run time"
-                                                    : "the bulk-free cap is CONFIG_PCP_BATCH_SCALE_MAX, fixed at build time");
-                        print_wrapped(f, k->batch_scale_max ? "  yes " : "  no  ", 6, line);
-                        snprintf(line, sizeof line, "pcptune contrib 0003, /sys/kernel/mm/percpu: %s",
-                                 k->percpu_sysfs ? "percpu.empty_populated and the percpu-depopulate action work"
-                                                 : "percpu counters only from debugfs percpu_stats, no depopulate trigger");
-                        print_wrapped(f, k->percpu_sysfs ? "  yes " : "  no  ", 6, line);
-                }
+        }
+        if (h->probes.n > 0) {
+                fprintf(f, "\n");
+                kernel_probes_print(f, &h->probes);
         }
         return 0;
 }
@@ -444,6 +457,13 @@ static json_object *plan_json_zone(const PlanHost *h, const PcpZone *z, const in
                 json_object_object_add(p, "high_min", json_object_new_int(s.high_min));
                 json_object_object_add(p, "high_max", json_object_new_int(s.high_max));
                 json_object_object_add(p, "pcp_max_bytes", json_object_new_int64((int64_t) zone_max_bytes(h, z, &s)));
+                json_object_object_add(p, "bulk_free_max_pages",
+                                       json_object_new_int(pcp_bulk_free_max_pages(
+                                               &s,
+                                               h->has_features && h->features.batch_scale_max
+                                                       ? (int) h->features.batch_scale_max_value
+                                                       : PCP_BATCH_SCALE_MAX_DEFAULT,
+                                               kernel_batched_free_path(&h->kernel))));
                 json_object_array_add(plans, p);
         }
         json_object_object_add(o, "plans", plans);
@@ -624,6 +644,7 @@ json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
                         json_object_object_add(root, "contrib", c);
                 }
                 json_object_object_add(root, "advisories", aa);
+                json_object_object_add(root, "probes", kernel_probes_to_json(&h->probes));
         }
         return root;
 }

@@ -42,6 +42,7 @@ typedef struct PlanHost {
         bool has_features;
         PercpuStatsView pstats;     /* percpu_stats of a snapshot or, where cheap, the live host */
         bool has_pstats;
+        KernelProbes probes;        /* kernel probes (snapshots: run on the tree; shapes: by version) */
 } PlanHost;
 
 /* From a snapshot (live or a captured tree).  label is copied.  0 or -ENOMEM. */

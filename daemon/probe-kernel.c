@@ -1,4 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <limits.h>
+#include <stdarg.h>
+
 #include "probe-kernel.h"
 #include "source-percpu-sysfs.h"
 #include "source-sysctl.h"
@@ -31,4 +34,337 @@ const char *feature_state_to_string(FeatureState s) {
         default:
                 return "not tried";
         }
+}
+
+static const char *const probe_answer_table[_PROBE_ANSWER_MAX] = {
+        [PROBE_NO] = "no",
+        [PROBE_YES] = "yes",
+        [PROBE_PARTIAL] = "partial",
+        [PROBE_UNKNOWN] = "unknown",
+};
+
+const char *probe_answer_to_string(ProbeAnswer a) {
+        if (a < 0 || a >= _PROBE_ANSWER_MAX)
+                return NULL;
+        return probe_answer_table[a];
+}
+
+_printf_(2, 3) static void set_text(char buf[static PROBE_TEXT_MAX], const char *fmt, ...) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(buf, PROBE_TEXT_MAX, fmt, ap);
+        va_end(ap);
+}
+
+/* Is v at least the first release of its series that has a change (series: {major, minor, first patch})? */
+typedef struct SeriesFix {
+        unsigned major, minor, patch;
+} SeriesFix;
+
+static bool version_has(const KernelVersion *v, const KernelVersion *mainline, const SeriesFix *stable, size_t n) {
+        if (kernel_version_cmp(v, mainline) >= 0)
+                return true;
+        for (size_t i = 0; i < n; i++)
+                if (v->major == stable[i].major && v->minor == stable[i].minor)
+                        return v->patch >= stable[i].patch;
+        return false;
+}
+
+static void version_text(const KernelVersion *v, char *buf, size_t size) {
+        snprintf(buf, size, "%u.%u.%u", v->major, v->minor, v->patch);
+}
+
+/* ---- pcp high auto-tuning: the regime the model uses, from what zoneinfo prints (snapshot.c) ---- */
+static void probe_pcp_autotune(const ProbeInput *in, ProbeResult *r) {
+        const Snapshot *s = in->snap;
+        PcpRegime regime = s ? s->regime : pcp_regime_from_version(&in->kernel);
+        char v[32];
+
+        version_text(&in->kernel, v, sizeof v);
+        r->answer = regime == PCP_REGIME_AUTOTUNE ? PROBE_YES : PROBE_NO;
+        switch (s ? s->regime_basis : PCP_REGIME_BY_VERSION) {
+        case PCP_REGIME_BY_KNOB:
+                set_text(r->evidence, "only vm.percpu_pagelist_fraction exists (it became percpu_pagelist_high_fraction "
+                                      "in 5.14)");
+                break;
+        case PCP_REGIME_BY_ZONEINFO:
+                set_text(r->evidence, "zoneinfo prints high_min/high_max for every pageset (printed from 6.13)");
+                break;
+        case PCP_REGIME_BY_PAGESETS:
+                set_text(r->evidence, "zoneinfo prints no high_min/high_max, but %u of %u pagesets hold a high other "
+                                      "than the fixed one zone_highsize() gives at fraction %" PRId64 ": auto-tuned "
+                                      "(kernel %s)",
+                         s->regime_cpus_dynamic, s->regime_cpus_compared, s->knob.value, v);
+                break;
+        default:
+                if (s && s->regime_cpus_compared > 0)
+                        set_text(r->evidence, "by version %s: zoneinfo prints no high_min/high_max and all %u "
+                                              "pagesets hold the fixed high, which both regimes give here",
+                                 v, s->regime_cpus_compared);
+                else
+                        set_text(r->evidence, "by version %s (auto-tuning came with 6.7)%s", v,
+                                 s ? "" : "; a hypothetical shape");
+                break;
+        }
+        set_text(r->effect, "%s", regime == PCP_REGIME_AUTOTUNE
+                                          ? "the model computes high_min/high_max; a non-zero fraction pins both"
+                                          : regime == PCP_REGIME_FIXED ? "the model computes the fixed high"
+                                                                       : "the fraction is read only (legacy sysctl)");
+}
+
+/* ---- batched bulk frees ----
+ * Three paths move pages from a pcp list to the buddy allocator with
+ * free_pcppages_bulk() under zone->lock (mm/page_alloc.c):
+ *  - a free that takes the list past high (free_frozen_page_commit(), named
+ *    free_unref_page_commit() before 6.14): nr_pcp_free() pages at once, up
+ *    to batch << CONFIG_PCP_BATCH_SCALE_MAX (2016 at batch 63); in steps of
+ *    batch with zone->lock dropped between them since "mm/page_alloc: batch
+ *    page freeing in free_frozen_page_commit" (mainline 6.19; no stable
+ *    backport);
+ *  - decay_pcp_high() (6.7+, the vmstat worker and vm.stat_refresh): count -
+ *    high at once, up to batch << SCALE_MAX; in steps of batch since
+ *    "mm/page_alloc: batch page freeing in decay_pcp_high" (mainline 6.19;
+ *    6.18.7 and 6.12.67, with 0acc67c4030c, as dependencies of "prevent pcp
+ *    corruption with SMP=n");
+ *  - drain_pages_zone() (drain_all_pages(), CPU offline): steps of
+ *    batch << SCALE_MAX since "mm: page_alloc: control latency caused by zone
+ *    PCP draining" (6.10; 6.1.104, 6.6.45), whole lists before; upstream
+ *    left it at that.
+ * Read in Debian's sources: 6.1.192 drains in steps of batch << 5 and frees
+ * the rest at once (no decay: fixed high); 6.12.117 decays in steps of
+ * batch.  Nothing the kernel prints shows it: by version, and the tests
+ * check the answer against kmem:mm_page_pcpu_drain events per
+ * free_pcppages_bulk() call (tests/live, contrib/kernel/tests).
+ */
+static const SeriesFix decay_batched_stable[] = { { 6, 18, 7 }, { 6, 12, 67 } };
+static const SeriesFix drain_chunked_stable[] = { { 6, 6, 45 }, { 6, 1, 104 } };
+
+bool kernel_batched_free_path(const KernelVersion *v) {
+        return version_has(v, &KV(6, 19), NULL, 0);
+}
+
+/*
+ * Debian's release names the ABI, not the stable release ("6.1.0-57-amd64"
+ * is 6.1.192): /proc/version carries the package version ("... Debian
+ * 6.1.192-1 ...").  Where it is there, it is the version the stable
+ * backports are looked up with.
+ */
+static KernelVersion stable_version(const ProbeInput *in, bool *ret_from_proc_version) {
+        _cleanup_(freep) char *buf = NULL;
+        KernelVersion v = in->kernel, d;
+        const char *p;
+        size_t len;
+
+        *ret_from_proc_version = false;
+        if (!in->root || read_file_at(in->root, "/proc/version", 4096, &buf, &len) < 0)
+                return v;
+        p = strstr(buf, " Debian ");
+        if (p && kernel_version_parse(p + 8, &d) >= 0 && d.major == v.major && d.minor == v.minor && d.patch > v.patch) {
+                *ret_from_proc_version = true;
+                return d;
+        }
+        return v;
+}
+
+static void probe_batched_frees(const ProbeInput *in, ProbeResult *r) {
+        bool from_proc_version;
+        KernelVersion stable = stable_version(in, &from_proc_version);
+        const KernelVersion *v = &stable;
+        bool has_decay = kernel_version_cmp(v, &KV(6, 7)) >= 0;
+        bool decay = has_decay && version_has(v, &KV(6, 19), decay_batched_stable, ELEMENTSOF(decay_batched_stable));
+        bool exitpath = kernel_batched_free_path(v);
+        bool drain = version_has(v, &KV(6, 10), drain_chunked_stable, ELEMENTSOF(drain_chunked_stable));
+        int scale = in->features && in->features->batch_scale_max ? (int) in->features->batch_scale_max_value : 5;
+        char vt[32];
+
+        version_text(v, vt, sizeof vt);
+        if (v->major == 0) {
+                r->answer = PROBE_UNKNOWN;
+                set_text(r->evidence, "the kernel version could not be read");
+                return;
+        }
+        r->answer = exitpath && (decay || !has_decay) ? PROBE_YES : decay ? PROBE_PARTIAL : PROBE_NO;
+        set_text(r->evidence,
+                 "by version %s%s (nothing the kernel prints shows it): a free past high (process exit) moves %s per "
+                 "zone->lock hold; decay_pcp_high() %s; drain_pages_zone() %s (scale_max %d%s)",
+                 vt, from_proc_version ? " (/proc/version)" : "", exitpath ? "at most batch pages (6.19+)" : "up to batch << scale_max pages",
+                 !has_decay ? "does not exist (fixed high)"
+                 : decay    ? "frees in steps of batch (6.12.67+, 6.18.7+, 6.19+)"
+                            : "frees up to batch << scale_max at once",
+                 drain ? "in steps of batch << scale_max" : "whole lists at once", scale,
+                 in->features && in->features->batch_scale_max ? ", vm.pcp_batch_scale_max"
+                                                               : ", CONFIG_PCP_BATCH_SCALE_MAX");
+        set_text(r->effect, "%s",
+                 exitpath ? "each zone->lock hold is at most batch pages whatever high is: a smaller pcp high no "
+                            "longer shortens lock holds at exit, it only bounds the memory parked on pcp lists; "
+                            "plan's lock-hold figures are batch"
+                          : "an exit holds zone->lock for up to min(batch << scale_max, high - batch) pages per "
+                            "bulk free: a smaller pcp high (pcp: {high: minimum}) shortens each hold; plan gives "
+                            "the figure per fraction");
+}
+
+/* ---- dying memcg reparenting ----
+ * The observation: a memory cgroup removed while page cache charged to it
+ * is still resident.  Without reparenting, each such folio holds a reference
+ * on the memcg, which stays dying (counted in /proc/cgroups num_cgroups and
+ * cgroup.stat nr_dying_descendants, its percpu memory kept) until the pages
+ * are reclaimed; with the "Eliminate Dying Memory Cgroup" series (LRU folios
+ * charged through an objcg that is reparented at offline; linux-next in
+ * 2026, not in mainline through 6.18) the dying count falls back within
+ * seconds while the same pages stay cached, charged to the parent.
+ * tests/live/live-reparent.sh makes that observation (a child writes a
+ * file, exits, the child is removed; dying count and mincore() after a
+ * settle).  The daemon does not create cgroups to probe: it answers by
+ * version, and a root tree declares it in .pcptune/dying-memcg-reparenting
+ * (1 or 0), as recorded from that test.
+ */
+static void probe_reparenting(const ProbeInput *in, ProbeResult *r) {
+        char vt[32];
+        int64_t declared;
+
+        version_text(&in->kernel, vt, sizeof vt);
+        if (in->root && !streq(in->root, "/") &&
+            read_int64_at(in->root, "/.pcptune/dying-memcg-reparenting", &declared) >= 0 &&
+            (declared == 0 || declared == 1)) {
+                r->answer = declared ? PROBE_YES : PROBE_NO;
+                set_text(r->evidence, "declared by the root tree (.pcptune/dying-memcg-reparenting = %" PRId64
+                                      ", the observation of tests/live/live-reparent.sh)",
+                         declared);
+        } else if (in->kernel.major > 0 && kernel_version_cmp(&in->kernel, &(KernelVersion){ 6, 18, UINT_MAX }) <= 0) {
+                r->answer = PROBE_NO;
+                set_text(r->evidence, "by version %s: LRU folios are not reparented when a memcg goes offline in "
+                                      "mainline through 6.18 (\"Eliminate Dying Memory Cgroup\" is in linux-next); "
+                                      "tests/live/live-reparent.sh sees removed memcgs stay dying while their page "
+                                      "cache is resident",
+                         vt);
+        } else {
+                r->answer = PROBE_UNKNOWN;
+                set_text(r->evidence, "kernel %s is newer than the kernels checked: tests/live/live-reparent.sh "
+                                      "tells whether a removed memcg whose page cache is resident stays dying",
+                         vt);
+        }
+        set_text(r->effect, "%s", r->answer == PROBE_YES
+                                          ? "page cache does not pin removed memcgs: reclaim-dying rules stay inactive "
+                                            "(nothing to gain)"
+                                          : "page cache pins removed memcgs until reclaimed: reclaim-dying frees them");
+}
+
+/* ---- pcptune's contrib kernel patches ---- */
+static void probe_contrib_floor(const ProbeInput *in, ProbeResult *r) {
+        FeatureState st = in->features ? in->features->fraction_floor : FEATURE_UNKNOWN;
+        r->answer = st == FEATURE_PRESENT ? PROBE_YES : st == FEATURE_ABSENT ? PROBE_NO : PROBE_UNKNOWN;
+        set_text(r->evidence, "%s", st == FEATURE_UNKNOWN ? "not known until written (pcptuned tries -1 for `minimum`)"
+                                    : st == FEATURE_PRESENT ? "the kernel took -1 for vm.percpu_pagelist_high_fraction"
+                                                            : "-1 refused (EINVAL), or not declared by the root tree");
+        set_text(r->effect, "%s", st == FEATURE_ABSENT ? "`minimum` writes the fraction computed for this host"
+                                                       : "`minimum` writes -1: no per-host fraction to re-solve");
+}
+
+static void probe_contrib_scale(const ProbeInput *in, ProbeResult *r) {
+        bool yes = in->features && in->features->batch_scale_max;
+        r->answer = in->features ? (yes ? PROBE_YES : PROBE_NO) : PROBE_UNKNOWN;
+        if (yes)
+                set_text(r->evidence, "%s = %" PRId64, SYSCTL_PCP_BATCH_SCALE_MAX_PATH,
+                         in->features->batch_scale_max_value);
+        else
+                set_text(r->evidence, "%s", in->features ? "no " SYSCTL_PCP_BATCH_SCALE_MAX_PATH : "a hypothetical shape");
+        set_text(r->effect, "%s", yes ? "pcp: {batch_scale_max: N} bounds each bulk free at run time"
+                                      : "the bulk-free cap is CONFIG_PCP_BATCH_SCALE_MAX, fixed at build time");
+}
+
+static void probe_contrib_percpu(const ProbeInput *in, ProbeResult *r) {
+        bool yes = in->features && in->features->percpu_sysfs;
+        r->answer = in->features ? (yes ? PROBE_YES : PROBE_NO) : PROBE_UNKNOWN;
+        set_text(r->evidence, "%s" PERCPU_SYSFS_DIR "%s", yes ? "" : "no ",
+                 yes && !in->features->percpu_depopulate ? " (without depopulate)" : "");
+        set_text(r->effect, "%s", yes ? "percpu.empty_populated and the percpu-depopulate action work"
+                                      : "percpu counters only from debugfs percpu_stats, no depopulate trigger");
+}
+
+typedef struct ProbeDesc {
+        const char *label;
+        void (*run)(const ProbeInput *in, ProbeResult *r);
+} ProbeDesc;
+
+static const ProbeDesc probe_table[] = {
+        { PROBE_PCP_AUTOTUNE, probe_pcp_autotune },
+        { PROBE_BATCHED_FREES, probe_batched_frees },
+        { PROBE_REPARENTING, probe_reparenting },
+        { "contrib 0001, fraction -1", probe_contrib_floor },
+        { "contrib 0002, vm.pcp_batch_scale_max", probe_contrib_scale },
+        { "contrib 0003, /sys/kernel/mm/percpu", probe_contrib_percpu },
+};
+
+void kernel_probes_run(const ProbeInput *in, KernelProbes *ret) {
+        ret->n = 0;
+        for (size_t i = 0; i < ELEMENTSOF(probe_table) && i < KERNEL_PROBES_MAX; i++) {
+                ProbeResult *r = &ret->rows[ret->n++];
+                *r = (ProbeResult){ .label = probe_table[i].label, .answer = PROBE_UNKNOWN };
+                probe_table[i].run(in, r);
+        }
+}
+
+const ProbeResult *kernel_probes_find(const KernelProbes *p, const char *label) {
+        for (size_t i = 0; p && i < p->n; i++)
+                if (streq(p->rows[i].label, label))
+                        return &p->rows[i];
+        return NULL;
+}
+
+/* Words of text after prefix, wrapped at 98 columns, continuation lines indented by cont. */
+static void print_wrapped_text(FILE *f, const char *prefix, size_t cont, const char *text) {
+        size_t col = strlen(prefix);
+        bool first = true;
+
+        fputs(prefix, f);
+        for (const char *p = text; *p;) {
+                while (*p == ' ')
+                        p++;
+                size_t wl = strcspn(p, " ");
+                if (wl == 0)
+                        break;
+                if (!first && col + 1 + wl > 98) {
+                        fprintf(f, "\n%*s", (int) cont, "");
+                        col = cont;
+                } else if (!first) {
+                        fputc(' ', f);
+                        col++;
+                }
+                fprintf(f, "%.*s", (int) wl, p);
+                col += wl;
+                p += wl;
+                first = false;
+        }
+        fputc('\n', f);
+}
+
+void kernel_probes_print(FILE *f, const KernelProbes *p) {
+        fprintf(f, "kernel probes\n");
+        for (size_t i = 0; i < p->n; i++) {
+                const ProbeResult *r = &p->rows[i];
+                char prefix[96], text[2 * PROBE_TEXT_MAX + 8];
+                snprintf(prefix, sizeof prefix, "  %s: %s - ", r->label, probe_answer_to_string(r->answer));
+                snprintf(text, sizeof text, "%s.%s%s", r->evidence, r->effect[0] ? " pcptune: " : "", r->effect);
+                print_wrapped_text(f, prefix, 6, text);
+        }
+}
+
+json_object *kernel_probes_to_json(const KernelProbes *p) {
+        json_object *a = json_object_new_array();
+        if (!a)
+                return NULL;
+        for (size_t i = 0; i < p->n; i++) {
+                const ProbeResult *r = &p->rows[i];
+                json_object *e = json_object_new_object();
+                if (!e) {
+                        json_object_put(a);
+                        return NULL;
+                }
+                json_object_object_add(e, "label", json_object_new_string(r->label));
+                json_object_object_add(e, "answer", json_object_new_string(probe_answer_to_string(r->answer)));
+                json_object_object_add(e, "evidence", json_object_new_string(r->evidence));
+                json_object_object_add(e, "effect", json_object_new_string(r->effect));
+                json_object_array_add(a, e);
+        }
+        return a;
 }

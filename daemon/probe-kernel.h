@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #pragma once
 
+#include <json-c/json.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "act-sysctl.h"
+#include "snapshot.h"
 
 /*
  * The mechanisms of pcptune's contrib kernel patches (contrib/kernel), as
@@ -27,3 +30,69 @@ typedef struct KernelFeatures {
 void kernel_features_probe(const char *root, KernelFeatures *ret);
 
 const char *feature_state_to_string(FeatureState s);
+
+/*
+ * Kernel probes: what this kernel does that changes what pcptune should do,
+ * one row each, shown by `pcptunectl status`, `plan` and their JSON
+ * ("probes": [{"label", "answer", "evidence", "effect"}]).  Each row has a
+ * fixed label, an answer, the evidence it rests on (an interface, a
+ * behaviour seen in what the kernel prints, or the version where nothing
+ * else tells) and what pcptune does differently because of it.  A new probe
+ * is a function and a row of probe_table[] (probe-kernel.c).
+ */
+typedef enum ProbeAnswer {
+        PROBE_NO,
+        PROBE_YES,
+        PROBE_PARTIAL,
+        PROBE_UNKNOWN,
+        _PROBE_ANSWER_MAX,
+        _PROBE_ANSWER_INVALID = -EINVAL,
+} ProbeAnswer;
+
+#define PROBE_TEXT_MAX 512
+#define KERNEL_PROBES_MAX 16
+
+typedef struct ProbeResult {
+        const char *label;              /* fixed: "batched bulk frees", ... (static) */
+        ProbeAnswer answer;
+        char evidence[PROBE_TEXT_MAX];  /* what the answer rests on */
+        char effect[PROBE_TEXT_MAX];    /* what pcptune does differently, or "" */
+} ProbeResult;
+
+/* What a probe may look at.  snap is NULL for a hypothetical shape (plan --shape). */
+typedef struct ProbeInput {
+        const char *root;               /* "/" or a root tree; NULL for a shape */
+        const Snapshot *snap;
+        KernelVersion kernel;
+        const KernelFeatures *features; /* may be NULL */
+} ProbeInput;
+
+typedef struct KernelProbes {
+        ProbeResult rows[KERNEL_PROBES_MAX];
+        size_t n;
+} KernelProbes;
+
+/* Run every probe of the table (reads only; never mounts or writes anything). */
+void kernel_probes_run(const ProbeInput *in, KernelProbes *ret);
+
+/* The row with this label, or NULL. */
+const ProbeResult *kernel_probes_find(const KernelProbes *p, const char *label);
+
+/* One wrapped paragraph per row ("  label: answer - evidence; effect"), under 100 columns. */
+void kernel_probes_print(FILE *f, const KernelProbes *p);
+
+/* [{"label", "answer", "evidence", "effect"}...]; NULL on ENOMEM. */
+json_object *kernel_probes_to_json(const KernelProbes *p);
+
+/* "no", "yes", "partial", "unknown"; NULL for anything else. */
+const char *probe_answer_to_string(ProbeAnswer a);
+
+/* Does kernel v free past high in steps of batch ("mm/page_alloc: batch page freeing in
+ * free_frozen_page_commit", mainline 6.19, not in stable series)?  By version. */
+bool kernel_batched_free_path(const KernelVersion *v);
+
+/* Labels the daemon and plan act on. */
+#define PROBE_BATCHED_FREES "batched bulk frees"
+#define PROBE_REPARENTING "dying memcg reparenting"
+#define PROBE_PCP_AUTOTUNE "pcp high auto-tuning"
+

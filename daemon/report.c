@@ -358,13 +358,9 @@ void report_print(FILE *f, const ReportInput *in) {
                         in->knob && in->knob->managed ? " (managed by pcptuned)" : "");
         else
                 fprintf(f, "pcp sysctl: none on this kernel\n");
+        if (in->probes)
+                kernel_probes_print(f, in->probes);
         if (in->features) {
-                const KernelFeatures *k = in->features;
-                char sm[32] = "no";
-                if (k->batch_scale_max)
-                        snprintf(sm, sizeof sm, "%" PRId64, k->batch_scale_max_value);
-                fprintf(f, "contrib kernel patches: fraction -1 %s, vm.pcp_batch_scale_max %s, percpu sysfs %s\n",
-                        feature_state_to_string(k->fraction_floor), sm, k->percpu_sysfs ? "yes" : "no");
                 if (s->has_percpu_sysfs) {
                         char b[32];
                         fprintf(f, "percpu: %" PRIu64 " chunks, %" PRIu64 " populated pages per unit, %" PRIu64
@@ -572,6 +568,8 @@ json_object *report_to_json(const ReportInput *in) {
                 }
                 json_object_object_add(o, "contrib", c);
         }
+        if (in->probes)
+                json_object_object_add(o, "probes", kernel_probes_to_json(in->probes));
 
         for (size_t i = 0; i < s->zoneinfo.n_zones; i++) {
                 const Zone *z = &s->zoneinfo.zones[i];

@@ -26,6 +26,7 @@ typedef struct ReportInput {
         const KernelFeatures *features; /* pcptune's contrib kernel mechanisms, may be NULL */
         const MemcgCost *memcg_cost;    /* per-memcg percpu cost; NULL: snapshot_memcg_cost() modelled */
         const PercpuStatsView *pstats;  /* percpu_stats as read for status, may be NULL */
+        const KernelProbes *probes;     /* kernel probes (probe-kernel.h), may be NULL */
         bool dry_run;
 } ReportInput;
 

@@ -267,7 +267,7 @@ done
 : >"$pc/depopulate"
 out=$("$PCPTUNED" --dry-run --once --root "$tmp/root" --policy-dir "$depop" 2>&1)
 if printf '%s' "$out" | grep -q "would write /sys/kernel/mm/percpu/depopulate: 300 empty populated pages per unit, 296 beyond the 4" &&
-	[ ! -s "$pc/depopulate" ] && printf '%s' "$out" | grep -q "contrib kernel patches: .* percpu sysfs yes"; then
+	[ ! -s "$pc/depopulate" ] && printf '%s' "$out" | grep -q "contrib 0003, /sys/kernel/mm/percpu: yes"; then
 	tap_ok "dry-run: percpu-depopulate says what it would give back and writes nothing"
 else
 	tap_fail "depopulate dry-run" "$out"
@@ -282,6 +282,41 @@ rm -rf "$pc"
 out=$("$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$depop" 2>&1)
 printf '%s' "$out" | grep -q "percpu.empty_populated, which is unavailable here (no /sys/kernel/mm/percpu" &&
 	tap_ok "without the patch the rule says its metric is unavailable" || tap_fail "no patch" "$out"
+
+# --- dying memcg reparenting (probe-kernel.c): where the kernel reparents LRU folios at offline,
+# page cache does not pin removed memcgs and reclaim-dying stays inactive, saying why.
+reparent=$(policy_dir reparent)
+set_root 6.18.44-fc-live-smp2-24G
+cg=$tmp/root/sys/fs/cgroup; mkdir -p "$cg/pods/c1"
+echo "cpu memory pids" >"$cg/cgroup.controllers"
+printf 'nr_descendants 2\nnr_dying_descendants 40\n' >"$cg/cgroup.stat"
+printf 'nr_descendants 1\nnr_dying_descendants 40\n' >"$cg/pods/cgroup.stat"
+printf 'nr_descendants 0\nnr_dying_descendants 0\n' >"$cg/pods/c1/cgroup.stat"
+: >"$cg/pods/memory.reclaim"
+out=$("$PCPTUNED" --dry-run --once --root "$tmp/root" --policy-dir "$reparent" 2>&1)
+if printf '%s' "$out" | grep -q "dying memcg reparenting: no - by version 6.18.44" &&
+	printf '%s' "$out" | grep -q "looking for subtrees holding dying memcgs" &&
+	! printf '%s' "$out" | grep -q "stays inactive"; then
+	tap_ok "6.18: no reparenting, reclaim-dying looks for subtrees"
+else
+	tap_fail "reparenting no" "$out"
+fi
+mkdir -p "$tmp/root/.pcptune"; echo 1 >"$tmp/root/.pcptune/dying-memcg-reparenting"
+out=$("$PCPTUNED" --dry-run --once --root "$tmp/root" --policy-dir "$reparent" 2>&1)
+if printf '%s' "$out" | grep -q "dying memcg reparenting: yes - declared by the root tree" &&
+	printf '%s' "$out" | grep -q "reclaim-dying stays inactive: this kernel reparents LRU folios" &&
+	! printf '%s' "$out" | grep -q "looking for subtrees"; then
+	tap_ok "reparenting kernel: reclaim-dying stays inactive and says why"
+else
+	tap_fail "reparenting yes" "$out"
+fi
+json=$("$PCPTUNECTL" --root "$tmp/root" --no-owner-check --policy-dir "$reparent" status --json 2>/dev/null)
+if printf '%s' "$json" | grep -q '"label": "dying memcg reparenting"' &&
+	printf '%s' "$json" | grep -A1 '"label": "dying memcg reparenting"' | grep -q '"answer": "yes"'; then
+	tap_ok "status --json: the probe row with its answer"
+else
+	tap_fail "status json probes" "$json"
+fi
 
 # --- kernels before 5.14: vm.percpu_pagelist_fraction is only read.
 set_root 6.1.0-57-amd64-smp2-1G

@@ -61,12 +61,14 @@ fi
 
 st=$(pcptunectl status --state-dir /run/pt --no-owner-check --policy-dir $P/empty 2>&1)
 if [ $patched = 1 ]; then
-	echo "$st" | grep -q "contrib kernel patches: .*vm.pcp_batch_scale_max [0-9], percpu sysfs yes" && pass "status shows the contrib mechanisms" ||
+	echo "$st" | grep -q "contrib 0002, vm.pcp_batch_scale_max: yes - /proc/sys/vm/pcp_batch_scale_max = [0-9]" &&
+		echo "$st" | grep -q "contrib 0003, /sys/kernel/mm/percpu: yes" && pass "status shows the contrib mechanisms" ||
 		fail "status: $st"
 else
-	echo "$st" | grep -q "contrib kernel patches: .*vm.pcp_batch_scale_max no, percpu sysfs no" && pass "status shows none" || fail "status: $st"
+	echo "$st" | grep -q "contrib 0002, vm.pcp_batch_scale_max: no" && echo "$st" | grep -q "contrib 0003, /sys/kernel/mm/percpu: no" &&
+		pass "status shows none" || fail "status: $st"
 fi
 pl=$(pcptunectl plan --no-owner-check --policy-dir $P/empty 2>&1)
-echo "$pl" | grep -q "pcptune contrib 0003" && pass "plan's advisories list the contrib mechanisms" || fail "plan: $pl"
+echo "$pl" | grep -q "contrib 0003, /sys/kernel/mm/percpu:" && pass "plan's advisories list the contrib mechanisms" || fail "plan: $pl"
 echo "RESULT: $fails failed"
 [ $fails = 0 ]

@@ -1,0 +1,256 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/* probe-kernel.c (kernel probes), the pcp regime of snapshot.c and pcp_bulk_free_max_pages() of model-pcp.c. */
+#include <sys/stat.h>
+
+#include "test-helpers.h"
+
+#include "log.h"
+
+#include "probe-kernel.h"
+#include "snapshot.h"
+
+/* A writable copy of a fixture root, osrelease replaced when release is not NULL (caller removes and frees). */
+static char *root_copy(const char *set, const char *release, const char *proc_version) {
+        _cleanup_(freep) char *src = fixture_root(set, "root"), *cmd = NULL;
+        char *dir = strdup("/tmp/pcptune-test-probes.XXXXXX");
+        FILE *f;
+
+        assert_non_null(dir);
+        assert_non_null(mkdtemp(dir));
+        assert_true(asprintf(&cmd, "cp -R '%s/.' '%s/'", src, dir) >= 0);
+        assert_int_equal(system(cmd), 0);
+        if (release) {
+                _cleanup_(freep) char *p = NULL;
+                assert_true(asprintf(&p, "%s/proc/sys/kernel/osrelease", dir) >= 0);
+                assert_non_null(f = fopen(p, "we"));
+                fprintf(f, "%s\n", release);
+                fclose(f);
+        }
+        if (proc_version) {
+                _cleanup_(freep) char *p = NULL;
+                assert_true(asprintf(&p, "%s/proc/version", dir) >= 0);
+                assert_non_null(f = fopen(p, "we"));
+                fprintf(f, "%s\n", proc_version);
+                fclose(f);
+        }
+        return dir;
+}
+
+static void root_remove(char *dir) {
+        _cleanup_(freep) char *cmd = NULL;
+        assert_true(asprintf(&cmd, "rm -rf '%s'", dir) >= 0);
+        assert_int_equal(system(cmd), 0);
+        free(dir);
+}
+
+static void run_probes(const char *root, Snapshot **ret_snap, KernelProbes *ret) {
+        static KernelFeatures feat;
+        assert_int_equal(snapshot_take(root, ret_snap), 0);
+        kernel_features_probe(root, &feat);
+        kernel_probes_run(&(ProbeInput){ .root = root, .snap = *ret_snap, .kernel = (*ret_snap)->topo.kernel,
+                                         .features = &feat },
+                          ret);
+}
+
+static ProbeAnswer answer_of(const KernelProbes *p, const char *label) {
+        const ProbeResult *r = kernel_probes_find(p, label);
+        assert_non_null(r);
+        assert_true(r->evidence[0] != '\0');
+        return r->answer;
+}
+
+/* Every captured kernel: the regime and what it rests on. */
+static void test_regime_fixtures(void **state) {
+        (void) state;
+        for (const char *const *set = fixture_sets; *set; set++) {
+                _cleanup_(freep) char *root = fixture_root(*set, "root");
+                _cleanup_(snapshot_freep) Snapshot *s = NULL;
+                KernelProbes p;
+
+                run_probes(root, &s, &p);
+                if (strncmp(*set, "6.1.", 4) == 0) {
+                        /* Fixed high: every pageset holds zone_highsize(); nothing contradicts the version. */
+                        assert_int_equal(s->regime, PCP_REGIME_FIXED);
+                        assert_int_equal(s->regime_basis, PCP_REGIME_BY_VERSION);
+                        assert_true(s->regime_cpus_compared > 0);
+                        assert_int_equal(s->regime_cpus_dynamic, 0);
+                        assert_int_equal(answer_of(&p, PROBE_PCP_AUTOTUNE), PROBE_NO);
+                } else if (strncmp(*set, "6.12.", 5) == 0) {
+                        assert_int_equal(s->regime, PCP_REGIME_AUTOTUNE);
+                        assert_true(s->regime_basis == PCP_REGIME_BY_PAGESETS);
+                        assert_int_equal(answer_of(&p, PROBE_PCP_AUTOTUNE), PROBE_YES);
+                } else {
+                        assert_int_equal(s->regime, PCP_REGIME_AUTOTUNE);
+                        assert_int_equal(s->regime_basis, PCP_REGIME_BY_ZONEINFO);
+                }
+        }
+}
+
+/* A vendor kernel is classified by what it prints, not by its version. */
+static void test_regime_backports(void **state) {
+        (void) state;
+        struct {
+                const char *set, *release;
+                PcpRegime regime;
+                PcpRegimeBasis basis;
+        } cases[] = {
+                /* auto-tuning backported to a 6.6 kernel: the pagesets show it */
+                { "6.12.117+deb12-amd64-smp8-4G", "6.6.30-vendor", PCP_REGIME_AUTOTUNE, PCP_REGIME_BY_PAGESETS },
+                /* ... and with the zoneinfo lines too */
+                { "6.18.44-fc-live-smp2-24G", "6.6.30-vendor", PCP_REGIME_AUTOTUNE, PCP_REGIME_BY_ZONEINFO },
+                /* fixed pagesets under a 6.12 version: both regimes give these values, the version decides */
+                { "6.1.0-57-amd64-smp8-4G", "6.12.0-vendor", PCP_REGIME_AUTOTUNE, PCP_REGIME_BY_VERSION },
+                { "6.1.0-57-amd64-smp8-4G", "6.1.0-57-amd64", PCP_REGIME_FIXED, PCP_REGIME_BY_VERSION },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                char *root = root_copy(cases[i].set, cases[i].release, NULL);
+                _cleanup_(snapshot_freep) Snapshot *s = NULL;
+                assert_int_equal(snapshot_take(root, &s), 0);
+                assert_int_equal(s->regime, cases[i].regime);
+                assert_int_equal(s->regime_basis, cases[i].basis);
+                root_remove(root);
+        }
+}
+
+/* Which drain paths are batched, by version (the sources and stable releases in probe-kernel.c). */
+static void test_batched_frees(void **state) {
+        (void) state;
+        struct {
+                const char *release;
+                ProbeAnswer want;
+                const char *in_evidence;
+        } cases[] = {
+                { "6.1.0-57-amd64", PROBE_NO, "whole lists at once" },  /* 6.1.0 without /proc/version */
+                { "6.1.192-vmtest", PROBE_NO, "drain_pages_zone() in steps of batch << scale_max" },
+                { "6.6.20", PROBE_NO, "whole lists" },
+                { "6.12.66", PROBE_NO, "decay_pcp_high() frees up to batch << scale_max at once" },
+                { "6.12.67", PROBE_PARTIAL, "decay_pcp_high() frees in steps of batch" },
+                { "6.12.117+deb12-amd64", PROBE_PARTIAL, "up to batch << scale_max pages per zone->lock hold" },
+                { "6.18.6", PROBE_NO, NULL },
+                { "6.18.44-fc-v857", PROBE_PARTIAL, NULL },
+                { "6.19.0", PROBE_YES, "at most batch pages" },
+                { "7.1.3", PROBE_YES, NULL },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                KernelProbes p;
+                KernelVersion v;
+                assert_int_equal(kernel_version_parse(cases[i].release, &v), 0);
+                kernel_probes_run(&(ProbeInput){ .kernel = v }, &p);
+                const ProbeResult *r = kernel_probes_find(&p, PROBE_BATCHED_FREES);
+                assert_non_null(r);
+                if (r->answer != cases[i].want || (cases[i].in_evidence && !strstr(r->evidence, cases[i].in_evidence)))
+                        fail_msg("%s: %s, %s", cases[i].release, probe_answer_to_string(r->answer), r->evidence);
+        }
+        /* Debian names the ABI in the release: /proc/version has the stable version. */
+        char *root = root_copy("6.1.0-57-amd64-smp2-1G", NULL,
+                               "Linux version 6.1.0-57-amd64 (debian-kernel@lists.debian.org) (gcc-12 (Debian "
+                               "12.2.0-14+deb12u1) 12.2.0, GNU ld (GNU Binutils for Debian) 2.40) #1 SMP "
+                               "PREEMPT_DYNAMIC Debian 6.1.192-3 (2026-11-26)");
+        _cleanup_(snapshot_freep) Snapshot *s = NULL;
+        KernelProbes p;
+        run_probes(root, &s, &p);
+        const ProbeResult *r = kernel_probes_find(&p, PROBE_BATCHED_FREES);
+        assert_int_equal(r->answer, PROBE_NO);
+        assert_non_null(strstr(r->evidence, "6.1.192 (/proc/version)"));
+        assert_non_null(strstr(r->evidence, "drain_pages_zone() in steps of batch << scale_max"));
+        root_remove(root);
+}
+
+static void test_reparenting(void **state) {
+        (void) state;
+        KernelProbes p;
+        KernelVersion v;
+
+        assert_int_equal(kernel_version_parse("6.18.44", &v), 0);
+        kernel_probes_run(&(ProbeInput){ .kernel = v }, &p);
+        assert_int_equal(answer_of(&p, PROBE_REPARENTING), PROBE_NO);
+        assert_int_equal(kernel_version_parse("6.1.0-57-amd64", &v), 0);
+        kernel_probes_run(&(ProbeInput){ .kernel = v }, &p);
+        assert_int_equal(answer_of(&p, PROBE_REPARENTING), PROBE_NO);
+        assert_int_equal(kernel_version_parse("6.19.2", &v), 0);
+        kernel_probes_run(&(ProbeInput){ .kernel = v }, &p);
+        assert_int_equal(answer_of(&p, PROBE_REPARENTING), PROBE_UNKNOWN);
+
+        /* A root tree declares what tests/live/live-reparent.sh observed. */
+        for (int declared = 0; declared <= 2; declared++) {
+                char *root = root_copy("6.18.44-fc-live-smp2-24G", NULL, NULL);
+                _cleanup_(freep) char *d = NULL, *path = NULL;
+                _cleanup_(snapshot_freep) Snapshot *s = NULL;
+                FILE *f;
+                assert_true(asprintf(&d, "%s/.pcptune", root) >= 0);
+                assert_int_equal(mkdir(d, 0755), 0);
+                assert_true(asprintf(&path, "%s/dying-memcg-reparenting", d) >= 0);
+                assert_non_null(f = fopen(path, "we"));
+                fprintf(f, "%d\n", declared);
+                fclose(f);
+                run_probes(root, &s, &p);
+                /* 2 is not an answer: the version decides */
+                assert_int_equal(answer_of(&p, PROBE_REPARENTING), declared == 1 ? PROBE_YES : PROBE_NO);
+                if (declared == 1)
+                        assert_non_null(strstr(kernel_probes_find(&p, PROBE_REPARENTING)->effect,
+                                               "reclaim-dying rules stay inactive"));
+                root_remove(root);
+        }
+}
+
+static void test_probe_rows(void **state) {
+        (void) state;
+        KernelProbes p;
+        KernelVersion v;
+        json_object *j;
+
+        assert_int_equal(kernel_version_parse("6.12.117", &v), 0);
+        kernel_probes_run(&(ProbeInput){ .kernel = v }, &p);
+        assert_true(p.n >= 6);
+        for (size_t i = 0; i < p.n; i++) {
+                assert_non_null(probe_answer_to_string(p.rows[i].answer));
+                assert_true(p.rows[i].evidence[0] && p.rows[i].effect[0]);
+                for (size_t k = 0; k < i; k++)
+                        assert_string_not_equal(p.rows[i].label, p.rows[k].label);
+        }
+        assert_null(probe_answer_to_string(_PROBE_ANSWER_MAX));
+        assert_null(kernel_probes_find(&p, "no such probe"));
+        j = kernel_probes_to_json(&p);
+        assert_non_null(j);
+        assert_int_equal(json_object_array_length(j), p.n);
+        json_object *row = json_object_array_get_idx(j, 1), *v_label, *v_answer;
+        assert_true(json_object_object_get_ex(row, "label", &v_label));
+        assert_true(json_object_object_get_ex(row, "answer", &v_answer));
+        assert_string_equal(json_object_get_string(v_label), PROBE_BATCHED_FREES);
+        assert_string_equal(json_object_get_string(v_answer), "partial");
+        json_object_put(j);
+
+        /* Text: one paragraph per row, under 100 columns. */
+        char *buf = NULL;
+        size_t len = 0;
+        FILE *f = open_memstream(&buf, &len);
+        assert_non_null(f);
+        kernel_probes_print(f, &p);
+        fclose(f);
+        assert_non_null(strstr(buf, "  batched bulk frees: partial - by version 6.12.117"));
+        for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
+                assert_true(strlen(line) < 100);
+        free(buf);
+}
+
+/* nr_pcp_free() at its largest, and the batched free_frozen_page_commit(). */
+static void test_bulk_free_model(void **state) {
+        (void) state;
+        /* exitstorm on the live 6.18.44: 2006 pages per bulk free at the default, 189 at the minimum */
+        assert_int_equal(pcp_bulk_free_max_pages(&(PcpSetting){ 63, 1839, 10240 }, 5, false), 2016);
+        assert_int_equal(pcp_bulk_free_max_pages(&(PcpSetting){ 63, 252, 252 }, 5, false), 189);
+        assert_int_equal(pcp_bulk_free_max_pages(&(PcpSetting){ 63, 1839, 10240 }, 2, false), 252);
+        assert_int_equal(pcp_bulk_free_max_pages(&(PcpSetting){ 63, 1839, 10240 }, 5, true), 63);
+        assert_int_equal(pcp_bulk_free_max_pages(&(PcpSetting){ 1, 4, 4 }, 5, false), 3);
+        assert_int_equal(pcp_bulk_free_max_pages(&(PcpSetting){ 0, 0, 0 }, 5, false), 1);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_regime_fixtures), cmocka_unit_test(test_regime_backports),
+                cmocka_unit_test(test_batched_frees),   cmocka_unit_test(test_reparenting),
+                cmocka_unit_test(test_probe_rows),      cmocka_unit_test(test_bulk_free_model),
+        };
+        log_setup("test-probes", LOG_TARGET_NULL, LOG_DEBUG);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
