@@ -182,6 +182,39 @@ static void get_percpu_bytes(const PromInput *in, PromEmit *e) {
                 prom_emit(e, (double) s->meminfo.percpu_kib * 1024.0);
 }
 
+static void get_percpu_split(const PromInput *in, PromEmit *e) {
+        const char *b;
+        PercpuSplit sp;
+        if (!report_split(in->report, &sp))
+                return;
+        b = percpu_basis_to_string(sp.cost.basis);
+        prom_emit(e, (double) sp.live_memcgs_bytes, "live_memcgs", b);
+        prom_emit(e, (double) sp.dying_memcgs_bytes, "dying_memcgs", b);
+        prom_emit(e, (double) sp.other_bytes, "other", "estimated");
+        if (sp.has_fragmentation)
+                prom_emit(e, (double) sp.fragmentation_bytes, "fragmentation", "measured");
+}
+
+static void get_memcg_cost(const PromInput *in, PromEmit *e) {
+        PercpuSplit sp;
+        if (report_split(in->report, &sp))
+                prom_emit(e, sp.cost.bytes, percpu_basis_to_string(sp.cost.basis));
+}
+
+static void get_memcg_ids(const PromInput *in, PromEmit *e) {
+        MemcgIdUsage u;
+        if (snapshot_memcg_ids(snap(in), &u) < 0)
+                return;
+        prom_emit(e, (double) u.used, "lower");
+        prom_emit(e, (double) u.used_max, "upper");
+}
+
+static void get_memcg_ids_limit(const PromInput *in, PromEmit *e) {
+        MemcgIdUsage u;
+        if (snapshot_memcg_ids(snap(in), &u) >= 0)
+                prom_emit(e, (double) u.limit);
+}
+
 static void get_pcp_list_bytes(const PromInput *in, PromEmit *e) {
         const Snapshot *s = snap(in);
         char node[16];
@@ -321,6 +354,17 @@ static const PromMetric prom_table[] = {
           "memory cgroups, host-wide: live (root included) and dying (removed, not yet freed)", get_memcgs },
         { "pcptune_percpu_bytes", PROM_GAUGE, "bytes", { NULL },
           "memory of the per-cpu allocator (Percpu in /proc/meminfo)", get_percpu_bytes },
+        { "pcptune_percpu_split_bytes", PROM_GAUGE, "bytes", { "part", "basis", NULL },
+          "Percpu by holder: live_memcgs and dying_memcgs (count x per-memcg cost), other (the rest), fragmentation "
+          "(measured, part of other); basis measured, estimated or modelled",
+          get_percpu_split },
+        { "pcptune_memcg_percpu_cost_bytes", PROM_GAUGE, "bytes", { "basis", NULL },
+          "percpu memory one memcg costs here, all possible CPUs (measured by plan --measure, estimated, or modelled)",
+          get_memcg_cost },
+        { "pcptune_memcg_ids", PROM_GAUGE, "", { "bound", NULL },
+          "memcg IDs taken: lower (live memcgs) and upper (plus dying ones while swap is in use)", get_memcg_ids },
+        { "pcptune_memcg_ids_limit", PROM_GAUGE, "", { NULL },
+          "memcg IDs the kernel has (16 bits): creating a memcg fails when all are taken", get_memcg_ids_limit },
         { "pcptune_pcp_list_bytes", PROM_GAUGE, "bytes", { "node", "zone", NULL },
           "free pages on the zone's per-cpu page lists, all CPUs", get_pcp_list_bytes },
         { "pcptune_pcp_high_max_pages", PROM_GAUGE, "pages", { "node", "zone", NULL },

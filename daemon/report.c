@@ -181,8 +181,7 @@ json_object *percpu_stats_view_to_json(const PercpuStatsView *v) {
         return o;
 }
 
-/* The split for a report (the cost given, or the snapshot's modelled one).  false without Percpu or memcg. */
-static bool report_split(const ReportInput *in, PercpuSplit *ret) {
+bool report_split(const ReportInput *in, PercpuSplit *ret) {
         MemcgCost c;
 
         if (!in->memcg_cost)

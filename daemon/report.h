@@ -51,3 +51,7 @@ json_object *percpu_split_to_json(const PercpuSplit *s);
 void percpu_stats_view_print(FILE *f, const PercpuStatsView *v);
 /* {"state": "read"|"inconsistent"|"skipped"|"unavailable", ...}.  NULL on ENOMEM. */
 json_object *percpu_stats_view_to_json(const PercpuStatsView *v);
+
+/* The Percpu split the report shows (its memcg_cost, or the snapshot's modelled one; its pstats), for the
+ * exporter too.  false without Percpu or a memory controller. */
+bool report_split(const ReportInput *in, PercpuSplit *ret);

@@ -142,6 +142,9 @@ static void test_render(void **state) {
         assert_non_null(strstr(out, "\npcptune_rule_state{policy=\"pol\",rule=\"rule\",state=\"active\"} 0\n"));
         /* Percpu: 712 kB in the fixture's meminfo. */
         assert_non_null(strstr(out, "\npcptune_percpu_bytes 729088\n"));
+        /* No memory controller in the fixture: no split, no memcg IDs. */
+        assert_null(strstr(out, "pcptune_percpu_split_bytes"));
+        assert_null(strstr(out, "pcptune_memcg_ids"));
         /* Integers stay exact past 2^32; seconds keep microseconds. */
         assert_non_null(strstr(out, "\npcptune_reclaim_freed_bytes_total 5000000000000\n"));
         assert_non_null(strstr(out, "\npcptune_sample_duration_seconds 0.0015\n"));
@@ -284,9 +287,37 @@ static void test_writer(void **state) {
         free(missing);
 }
 
+
+/* The Percpu split and memcg IDs: 11 live, 51 dying memcgs on 2 possible CPUs of 6.18 (4236 B modelled each). */
+static void test_render_percpu_split(void **state) {
+        Fake f;
+        char *out;
+
+        (void) state;
+        fake_init(&f, "6.18.44-fc-live-smp2-24G");
+        f.snap->has_memcg = true;
+        f.snap->memcg.mode = CGROUP_MEMORY_V1;
+        f.snap->memcg.live = 11;
+        f.snap->memcg.dying = 51;
+        out = render(&f.in);
+        /* 11 x 4236 = 46596; 51 x 4236 x 0.98 = 211715.3; 729088 - both = 470777. */
+        assert_non_null(strstr(out, "\npcptune_percpu_split_bytes{part=\"live_memcgs\",basis=\"modelled\"} 46596\n"));
+        assert_non_null(strstr(out, "\npcptune_percpu_split_bytes{part=\"dying_memcgs\",basis=\"modelled\"} 211715\n"));
+        assert_non_null(strstr(out, "\npcptune_percpu_split_bytes{part=\"other\",basis=\"estimated\"} 470777\n"));
+        assert_null(strstr(out, "part=\"fragmentation\""));
+        assert_non_null(strstr(out, "\npcptune_memcg_percpu_cost_bytes{basis=\"modelled\"} 4236\n"));
+        /* The fixture's meminfo has SwapTotal 0: dying memcgs hold no ID. */
+        assert_non_null(strstr(out, "\npcptune_memcg_ids{bound=\"lower\"} 11\n"));
+        assert_non_null(strstr(out, "\npcptune_memcg_ids{bound=\"upper\"} 11\n"));
+        assert_non_null(strstr(out, "\npcptune_memcg_ids_limit 65535\n"));
+        free(out);
+        snapshot_free(f.snap);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_table),         cmocka_unit_test(test_render), cmocka_unit_test(test_escaping),
+                cmocka_unit_test(test_render_percpu_split),
                 cmocka_unit_test(test_every_fixture), cmocka_unit_test(test_writer),
         };
         log_setup("test-prom", LOG_TARGET_NULL, LOG_DEBUG);
