@@ -148,7 +148,7 @@ void percpu_stats_view_print(FILE *f, const PercpuStatsView *v) {
                 v->sum.chunks, v->sum.empty_chunks, v->sum.empty_pop_pages,
                 format_bytes(fb, sizeof fb, (uint64_t) MAX(v->sum.free_bytes, (int64_t) 0)));
         if (v->live)
-                fprintf(f, "; read in %" PRIu64 " us with IRQs off\n", v->read_usec);
+                fprintf(f, "; read in %" PRIu64 " us (pcpu_lock held with IRQs off)\n", v->read_usec);
         else
                 fprintf(f, " (from the snapshot)\n");
 }
