@@ -5,6 +5,7 @@
  *   validate   check policy files or directories
  *   restore    put back the values of a restore journal by hand
  *   resume     hand a knob the administrator took back to the daemon
+ *   liveness   is the daemon still sampling (a container's liveness probe)
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -46,6 +47,7 @@ typedef struct CtlOptions {
         char *managed[64];
         size_t n_managed;
         unsigned measure;            /* --measure[=N]: memcgs to create */
+        usec_t max_age_usec;         /* liveness --max-age (0: from the daemon's interval) */
 } CtlOptions;
 
 static void help(void) {
@@ -58,7 +60,8 @@ static void help(void) {
                "  plan                   pcp lists and percpu memory for this host, a snapshot, a fleet\n"
                "                         of snapshots or a hypothetical shape, exactly as the kernel computes\n"
                "  snapshot -o DIR|F.tar.gz   capture what plan needs from this host (or --root)\n"
-               "  repair                 compare pagesets with the model; recompute them if they differ\n\n"
+               "  repair                 compare pagesets with the model; recompute them if they differ\n"
+               "  liveness               exit 0 if pcptuned sampled within --max-age (a liveness probe)\n\n"
                "Options:\n"
                "  -r, --root DIR         kernel files below DIR (default /); for plan also a directory of\n"
                "                         snapshots (one table for the fleet) or a snapshot .tar.gz\n"
@@ -76,6 +79,8 @@ static void help(void) {
                "                         removing N (default 200) empty memcgs (root only)\n"
                "  -o, --output PATH      snapshot: directory or .tar.gz to write\n"
                "      --force            repair: recompute even when the pagesets match\n"
+               "      --max-age DURATION liveness: the oldest last sample that counts as alive (default:\n"
+               "                         3 of the daemon's sampling intervals, at least 30s)\n"
                "      --no-owner-check   do not require root-owned, non-writable policy files\n"
                "  -h, --help             this help\n"
                "      --version          print the version\n",
@@ -279,6 +284,56 @@ static int cmd_validate(const CtlOptions *o, char **paths) {
                 rules += set->policies[i]->n_rules;
         printf("%zu polic%s, %zu rule%s: OK (%zu warning(s))\n", set->n_policies, set->n_policies == 1 ? "y" : "ies",
                rules, rules == 1 ? "" : "s", diag.n_warnings);
+        return 0;
+}
+
+/*
+ * Liveness: pcptuned rewrites <state>/status.json (atomically: a rename) after
+ * every successful sample, so the file's age is the time since the last
+ * sample.  A daemon that stopped sampling (its loop stuck, every read
+ * failing) or is gone leaves an ageing file or none; --dry-run and --once
+ * write none.  The limit is --max-age, else 3 of the sampling intervals the
+ * file records (100 ms .. 24 h, checked), at least 30 s.  Exit 0 alive, 1 not.
+ */
+static int cmd_liveness(const CtlOptions *o) {
+        _cleanup_(freep) char *path = NULL;
+        json_object *status, *d, *v;
+        usec_t interval = 0, limit, age = 0, now, mtime;
+        struct stat st;
+
+        if (asprintf(&path, "%s/status.json", o->state_dir) < 0)
+                return log_oom(), 1;
+        if (stat(path, &st) < 0) {
+                if (errno == ENOENT)
+                        printf("pcptuned is not sampling: no %s (not started, stopped, or --dry-run)\n", path);
+                else
+                        printf("pcptuned is not sampling: cannot stat %s: %m\n", path);
+                return 1;
+        }
+        status = read_daemon_status(o->state_dir);
+        if (status && json_object_object_get_ex(status, "daemon", &d) &&
+            json_object_object_get_ex(d, "interval_usec", &v) && json_object_is_type(v, json_type_int)) {
+                int64_t i = json_object_get_int64(v);
+                if (i >= (int64_t) (100 * USEC_PER_MSEC) && i <= (int64_t) (24 * 3600 * USEC_PER_SEC))
+                        interval = (usec_t) i;
+        }
+        json_object_put(status);
+        if (interval == 0 && o->max_age_usec == 0) {
+                printf("pcptuned is not sampling: %s holds no valid sampling interval\n", path);
+                return 1;
+        }
+        limit = o->max_age_usec ?: MAX(3 * interval, 30 * USEC_PER_SEC);
+        now = now_usec(CLOCK_REALTIME);
+        mtime = (usec_t) st.st_mtim.tv_sec * USEC_PER_SEC + (usec_t) st.st_mtim.tv_nsec / 1000;
+        if (now > mtime) /* a clock stepped back makes the file look new, never old */
+                age = now - mtime;
+        if (age > limit) {
+                printf("pcptuned is not sampling: its last sample was %.1f s ago (limit %.1f s)\n",
+                       (double) age / USEC_PER_SEC, (double) limit / USEC_PER_SEC);
+                return 1;
+        }
+        printf("pcptuned is sampling: last sample %.1f s ago (limit %.1f s)\n", (double) age / USEC_PER_SEC,
+               (double) limit / USEC_PER_SEC);
         return 0;
 }
 
@@ -634,7 +689,7 @@ static int cmd_repair(const CtlOptions *o) {
 
 int main(int argc, char **argv) {
         enum { OPT_VERSION = 0x100, OPT_JSON, OPT_NO_OWNER, OPT_CSV, OPT_SHAPE, OPT_MANAGED, OPT_CONTAINERS,
-               OPT_MEMCGS, OPT_MEASURE, OPT_FORCE };
+               OPT_MEMCGS, OPT_MEASURE, OPT_FORCE, OPT_MAX_AGE };
         static const struct option options[] = {
                 { "root", required_argument, NULL, 'r' },
                 { "state-dir", required_argument, NULL, 's' },
@@ -649,6 +704,7 @@ int main(int argc, char **argv) {
                 { "measure", optional_argument, NULL, OPT_MEASURE },
                 { "output", required_argument, NULL, 'o' },
                 { "force", no_argument, NULL, OPT_FORCE },
+                { "max-age", required_argument, NULL, OPT_MAX_AGE },
                 { "no-owner-check", no_argument, NULL, OPT_NO_OWNER },
                 { "version", no_argument, NULL, OPT_VERSION },
                 { "help", no_argument, NULL, 'h' },
@@ -727,6 +783,13 @@ int main(int argc, char **argv) {
                 case OPT_FORCE:
                         o.force = true;
                         break;
+                case OPT_MAX_AGE:
+                        if (parse_duration(optarg, &o.max_age_usec) < 0 || o.max_age_usec < USEC_PER_SEC ||
+                            o.max_age_usec > 7 * 24 * 3600 * USEC_PER_SEC) {
+                                log_error("Invalid --max-age '%s': 1s .. 7d (units: 500ms, 10s, 1m)", optarg);
+                                return 2;
+                        }
+                        break;
                 case OPT_VERSION:
                         printf("pcptunectl %s\n", PACKAGE_VERSION);
                         return 0;
@@ -758,6 +821,9 @@ int main(int argc, char **argv) {
                 return cmd_snapshot(&o);
         if (streq(cmd, "repair"))
                 return cmd_repair(&o);
+        if (streq(cmd, "liveness"))
+                return args[0] ? (fprintf(stderr, "pcptunectl liveness: unexpected argument '%s'\n", args[0]), 2)
+                               : cmd_liveness(&o);
         fprintf(stderr, "pcptunectl: unknown command '%s' (see --help)\n", cmd);
         return 2;
 }
