@@ -15,10 +15,74 @@ static const char *const reclaim_outcome_table[_RECLAIM_OUTCOME_MAX] = {
         [RECLAIM_TIMED_OUT] = "interrupted at the timeout",
         [RECLAIM_NOT_RUN] = "not reached",
         [RECLAIM_NOTHING] = "nothing reclaimable",
+        [RECLAIM_SKIPPED_SWAP] = "skipped (memory.reclaim takes no swappiness= here; allow-swap: false)",
+        [RECLAIM_SKIPPED_REFAULTS] = "skipped (its live cgroups refaulted above max-refault-rate)",
 };
 
 const char *reclaim_outcome_to_string(ReclaimOutcome o) {
         return o < _RECLAIM_OUTCOME_MAX ? reclaim_outcome_table[o] : NULL;
+}
+
+bool reclaim_outcome_wrote(ReclaimOutcome o) {
+        return o == RECLAIM_DONE || o == RECLAIM_NOTHING || o == RECLAIM_TIMED_OUT || o == RECLAIM_BUSY;
+}
+
+static const char *const reclaim_args_answers[_RECLAIM_ARGS_MAX] = {
+        [RECLAIM_ARGS_UNKNOWN] = "unknown",
+        [RECLAIM_ARGS_NONE] = "no",
+        [RECLAIM_ARGS_BYTES] = "no",
+        [RECLAIM_ARGS_SWAPPINESS] = "yes",
+};
+
+static const char *const reclaim_args_table[_RECLAIM_ARGS_MAX] = {
+        [RECLAIM_ARGS_UNKNOWN] = "not probed",
+        [RECLAIM_ARGS_NONE] = "no memory.reclaim",
+        [RECLAIM_ARGS_BYTES] = "a byte count only ('0 swappiness=0' is EINVAL, '0' accepted)",
+        [RECLAIM_ARGS_SWAPPINESS] = "swappiness= accepted ('0 swappiness=0' written)",
+};
+
+const char *reclaim_args_answer(ReclaimArgs a) {
+        return a >= 0 && a < _RECLAIM_ARGS_MAX ? reclaim_args_answers[a] : NULL;
+}
+
+const char *reclaim_args_to_string(ReclaimArgs a) {
+        return a >= 0 && a < _RECLAIM_ARGS_MAX ? reclaim_args_table[a] : NULL;
+}
+
+int reclaim_probe_args(const char *root, const char *mount, CgroupMode mode, const char *cg, ReclaimWriteFn write_fn,
+                       void *userdata, ReclaimArgs *ret) {
+        _cleanup_(freep) char *path = NULL;
+        int r;
+
+        if (mode != CGROUP_MEMORY_V2) {
+                *ret = RECLAIM_ARGS_NONE;
+                return 0;
+        }
+        if (asprintf(&path, "%s%s/memory.reclaim", mount, streq(cg, "/") ? "" : cg) < 0)
+                return -ENOMEM;
+        r = write_fn ? write_fn(root, path, "0 swappiness=0", userdata) : write_file_at(root, path, "0 swappiness=0");
+        if (r >= 0) {
+                *ret = RECLAIM_ARGS_SWAPPINESS;
+                return 0;
+        }
+        if (r == -ENOENT) {
+                *ret = RECLAIM_ARGS_NONE;
+                return 0;
+        }
+        if (r != -EINVAL)
+                return r;
+        r = write_fn ? write_fn(root, path, "0", userdata) : write_file_at(root, path, "0");
+        if (r < 0)
+                return r;
+        *ret = RECLAIM_ARGS_BYTES;
+        return 0;
+}
+
+static bool strv_contains(char *const *v, const char *s) {
+        for (; v && *v; v++)
+                if (streq(*v, s))
+                        return true;
+        return false;
 }
 
 static int default_write(const char *root, const char *path, const char *value, void *userdata) {
@@ -32,6 +96,7 @@ ReclaimJob *reclaim_job_free(ReclaimJob *j) {
         free(j->mount);
         free(j->cgroup);
         strv_freep(&j->roots);
+        strv_freep(&j->skip);
         memcg_scan_done(&j->scan);
         for (size_t i = 0; i < j->n_results; i++)
                 free(j->results[i].path);
@@ -78,7 +143,8 @@ static int add_result(ReclaimJob *j, const char *path, uint64_t dying, uint64_t 
         j->results = n;
         j->results[j->n_results] = (ReclaimTargetResult){ .path = strdup(path), .dying = dying,
                                                           .dying_bytes = dying_bytes, .outcome = RECLAIM_NOT_RUN,
-                                                          .usage_before = -1, .usage_after = -1 };
+                                                          .usage_before = -1, .usage_after = -1,
+                                                          .refaults_before = -1 };
         if (!j->results[j->n_results].path)
                 return -ENOMEM;
         j->n_results++;
@@ -113,6 +179,17 @@ static int64_t cg_usage(const ReclaimJob *j, const char *cg) {
         return v;
 }
 
+/* The subtree's refault counter before anything is written to it (one memory.stat read). */
+static void read_refaults(ReclaimJob *j, ReclaimTargetResult *t) {
+        usec_t t0 = now_usec(CLOCK_MONOTONIC);
+        uint64_t v;
+        if (memcg_refault_read(j->root, j->mount, j->mode, t->path, &v) >= 0) {
+                t->refaults_before = (int64_t) MIN(v, (uint64_t) INT64_MAX);
+                t->refaults_before_at = t0;
+        }
+        j->refault_read_usec += now_usec(CLOCK_MONOTONIC) - t0;
+}
+
 static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, usec_t deadline,
                        const volatile sig_atomic_t *cancel) {
         _cleanup_(freep) char *path = NULL;
@@ -123,15 +200,29 @@ static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, u
                 t->error = -ENOMEM;
                 return;
         }
+        if (j->args == RECLAIM_ARGS_UNKNOWN) {
+                int r = reclaim_probe_args(j->root, j->mount, j->mode, t->path, j->write_fn, j->write_userdata,
+                                           &j->args);
+                if (r < 0) {
+                        t->outcome = outcome_of(r);
+                        t->error = r;
+                        return;
+                }
+        }
+        if (j->args != RECLAIM_ARGS_SWAPPINESS && !j->cfg.allow_swap) {
+                t->outcome = RECLAIM_SKIPPED_SWAP;
+                return;
+        }
         t->outcome = RECLAIM_DONE;
         while (done < budget && j->bytes_total < j->cfg.max_bytes) {
-                char v[32];
+                char v[48];
                 uint64_t amount = MIN(MIN(j->cfg.step_bytes, budget - done), j->cfg.max_bytes - j->bytes_total);
                 if ((cancel && *cancel) || now_usec(CLOCK_MONOTONIC) >= deadline) {
                         t->outcome = RECLAIM_TIMED_OUT;
                         return;
                 }
-                snprintf(v, sizeof v, "%" PRIu64, amount);
+                snprintf(v, sizeof v, "%" PRIu64 "%s", amount,
+                         j->args == RECLAIM_ARGS_SWAPPINESS ? " swappiness=0" : "");
                 int r = j->write_fn(j->root, path, v, j->write_userdata);
                 if (r == -EAGAIN)
                         return; /* the kernel could not reclaim the whole step: nothing much left here */
@@ -218,7 +309,12 @@ int reclaim_job_run(ReclaimJob *j, const volatile sig_atomic_t *cancel) {
                         j->timed_out = true;
                         break;
                 }
+                if (strv_contains(j->skip, t->path)) {
+                        t->outcome = RECLAIM_SKIPPED_REFAULTS;
+                        continue;
+                }
                 t->usage_before = cg_usage(j, t->path);
+                read_refaults(j, t);
                 if (j->mode == CGROUP_MEMORY_V2) {
                         if (j->bytes_total >= j->cfg.max_bytes)
                                 break;
@@ -243,13 +339,15 @@ int reclaim_job_run(ReclaimJob *j, const volatile sig_atomic_t *cancel) {
                         break;
                 }
                 incomplete |= t->outcome == RECLAIM_SKIPPED_POLICY || t->outcome == RECLAIM_BUSY ||
-                              t->outcome == RECLAIM_FAILED || t->outcome == RECLAIM_NOTHING;
+                              t->outcome == RECLAIM_FAILED || t->outcome == RECLAIM_NOTHING ||
+                              t->outcome == RECLAIM_SKIPPED_SWAP;
         }
 
         if (incomplete && j->cfg.drop_caches && !j->timed_out &&
             j->write_fn(j->root, "/proc/sys/vm/drop_caches", "1", j->write_userdata) >= 0)
                 j->dropped_caches = true;
-        j->run_usec = now_usec(CLOCK_MONOTONIC) - t0;
+        j->ended = now_usec(CLOCK_MONOTONIC);
+        j->run_usec = j->ended - t0;
         return 0;
 }
 

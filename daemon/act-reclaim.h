@@ -15,7 +15,12 @@
  * kernel can free them and their per-cpu memory (kernel.md §5.3):
  *  - v2: memory.reclaim on each subtree that directly holds dying memcgs, in
  *    steps of `step` bytes, at most max / holders per subtree and `max` in
- *    all; a step the kernel cannot satisfy (EAGAIN) ends that subtree;
+ *    all; a step the kernel cannot satisfy (EAGAIN) ends that subtree.
+ *    Each write is "<bytes> swappiness=0" where the kernel takes it (6.12
+ *    here; memory_reclaim() in mm/memcontrol.c): cgroup reclaim with
+ *    swappiness 0 scans file pages only (get_scan_count(), mm/vmscan.c), so
+ *    no live container's anonymous memory is swapped.  Where it does not,
+ *    plain "<bytes>" only with allow-swap: true, else the subtree is skipped;
  *  - v1: memory.force_empty on the holder (no size: it reclaims the whole
  *    subtree), only where the policy accepts it (force-empty: true, or
  *    childless for holders without live children);
@@ -34,10 +39,31 @@ typedef enum ReclaimOutcome {
         RECLAIM_TIMED_OUT,
         RECLAIM_NOT_RUN,         /* the run ended (deadline, budget) before this holder */
         RECLAIM_NOTHING,         /* the kernel found nothing to reclaim (e.g. tmpfs/shmem without swap) */
+        RECLAIM_SKIPPED_SWAP,    /* v2 without swappiness= and allow-swap: false */
+        RECLAIM_SKIPPED_REFAULTS,/* its live cgroups refaulted above max-refault-rate last time */
         _RECLAIM_OUTCOME_MAX,
 } ReclaimOutcome;
 
 const char *reclaim_outcome_to_string(ReclaimOutcome o);
+
+/* Did a write reach the subtree's memory (so that its refaults count)? */
+bool reclaim_outcome_wrote(ReclaimOutcome o);
+
+/* What memory.reclaim accepts after the byte count, probed by writing to it. */
+typedef enum ReclaimArgs {
+        RECLAIM_ARGS_UNKNOWN,    /* not probed (dry-run writes nothing), or the probe failed */
+        RECLAIM_ARGS_NONE,       /* no memory.reclaim: cgroup v1, or v2 before 5.19 */
+        RECLAIM_ARGS_BYTES,      /* "<bytes>" only: "0 swappiness=0" is EINVAL (5.19-6.11) */
+        RECLAIM_ARGS_SWAPPINESS, /* "<bytes> swappiness=N" (6.12+; Debian 6.12 has it) */
+        _RECLAIM_ARGS_MAX,
+        _RECLAIM_ARGS_INVALID = -EINVAL,
+} ReclaimArgs;
+
+/* The advisory answer for an args value: "yes", "no" or "unknown". */
+const char *reclaim_args_answer(ReclaimArgs a);
+/* What it means, one phrase ("swappiness= accepted", ...). */
+const char *reclaim_args_to_string(ReclaimArgs a);
+ReclaimArgs reclaim_args_from_answer(const char *s);
 
 typedef struct ReclaimTargetResult {
         char *path;              /* below the hierarchy */
@@ -49,10 +75,25 @@ typedef struct ReclaimTargetResult {
         unsigned writes;
         int64_t usage_before;    /* memory.current (v2) / memory.usage_in_bytes (v1), bytes; -1 unknown */
         int64_t usage_after;
+        int64_t refaults_before; /* the subtree's refault counter just before its first write, pages; -1 unknown */
+        usec_t refaults_before_at; /* CLOCK_MONOTONIC of that read */
 } ReclaimTargetResult;
 
 /* Writes go through a hook so tests can inject errors, delays and blocking. */
 typedef int (*ReclaimWriteFn)(const char *root, const char *path, const char *value, void *userdata);
+
+/*
+ * Probe by behaviour which arguments memory.reclaim of cgroup `cg` (below
+ * the hierarchy `mount`) takes: write "0 swappiness=0", then, if that is
+ * EINVAL, "0".  A count of 0 reclaims nothing: the kernel parses the
+ * arguments and its loop runs no pass (memory_reclaim(), mm/memcontrol.c
+ * 5.19-6.18; 6.1 parses the whole buffer as a size, so the key is EINVAL).
+ * v1 writes nothing (RECLAIM_ARGS_NONE).  write_fn NULL: write_file_at().
+ * 0 with *ret set, or -errno of the write (EACCES, EROFS...; ENOENT of the
+ * file gives RECLAIM_ARGS_NONE, not an error).
+ */
+int reclaim_probe_args(const char *root, const char *mount, CgroupMode mode, const char *cg, ReclaimWriteFn write_fn,
+                       void *userdata, ReclaimArgs *ret);
 
 typedef struct ReclaimJob {
         /* input */
@@ -65,6 +106,8 @@ typedef struct ReclaimJob {
         bool dry_run;
         ReclaimWriteFn write_fn; /* default: write_file_at() */
         void *write_userdata;
+        ReclaimArgs args;        /* from the manager's probe; UNKNOWN: the job probes on its first v2 subtree */
+        char **skip;             /* NULL-terminated paths not to reclaim this time (refaulted too much), or NULL */
         /* output */
         MemcgScan scan;
         ReclaimTargetResult *results;
@@ -75,6 +118,8 @@ typedef struct ReclaimJob {
         bool dropped_caches;
         usec_t scan_usec;
         usec_t run_usec;
+        usec_t ended;            /* CLOCK_MONOTONIC at the end of the run */
+        usec_t refault_read_usec;/* time spent reading refault counters */
         int error;               /* a failure of the whole job (scan), -errno */
 } ReclaimJob;
 

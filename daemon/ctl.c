@@ -25,6 +25,7 @@
 #include "plan.h"
 #include "probe-kernel.h"
 #include "probe-percpu.h"
+#include "reclaim-watch.h"
 #include "repair.h"
 #include "log.h"
 #include "metrics.h"
@@ -194,6 +195,15 @@ static int cmd_status(const CtlOptions *o) {
         KernelProbes probes;
         kernel_probes_run(&(ProbeInput){ .root = o->root, .snap = s, .kernel = s->topo.kernel, .features = &feat },
                           &probes);
+        /* reclaim-dying: the daemon's refault record and swappiness= probe, else what shows without writing. */
+        json_object *reclaim_o = NULL;
+        if (dstatus && json_object_object_get_ex(dstatus, "reclaim", &reclaim_o))
+                json_object_get(reclaim_o);
+        else if (s->has_memcg && s->memcg.mode != CGROUP_MEMORY_NONE) {
+                ReclaimWatch w = { .args = reclaim_args_guess(o->root, s->memcg.mount, s->memcg.mode),
+                                   .dying_exact = s->memcg.dying_from_subsys };
+                reclaim_o = reclaim_watch_to_json(&w, s->memcg.mode, now_usec(CLOCK_MONOTONIC));
+        }
         ReportInput in = { .snap = s, .mv = &mv, .set = set, .plan = r >= 0 ? &plan : NULL,
                            .knob = have_knob ? &knob : NULL, .features = &feat, .probes = &probes,
                            .memcg_cost = &cost, .pstats = &pstats, .dry_run = true };
@@ -212,6 +222,8 @@ static int cmd_status(const CtlOptions *o) {
                                 json_object_object_add(d, "knob", json_object_get(v));
                 }
                 json_object_object_add(out, "daemon", d);
+                if (reclaim_o)
+                        json_object_object_add(out, "reclaim", json_object_get(reclaim_o));
                 printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
                 json_object_put(out);
         } else {
@@ -251,10 +263,12 @@ static int cmd_status(const CtlOptions *o) {
                 }
                 printf("\n");
                 report_print(stdout, &in);
+                reclaim_watch_print_json(stdout, reclaim_o);
                 if (pid > 0)
                         printf("(rule states above are a fresh evaluation: `for` durations start now; the "
                                "daemon's are listed at the top)\n");
         }
+        json_object_put(reclaim_o);
         json_object_put(dstatus);
         return r < 0 ? 1 : 0;
 }

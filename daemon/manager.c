@@ -21,6 +21,7 @@
 #include "policy.h"
 #include "probe-kernel.h"
 #include "probe-percpu.h"
+#include "reclaim-watch.h"
 #include "repair.h"
 #include "report.h"
 #include "snapshot.h"
@@ -90,6 +91,12 @@ struct Manager {
         char *reclaim_label;          /* "policy/rule" of the running or last reclaim */
         uint64_t reclaim_dying_before, reclaim_percpu_before_kib;
         usec_t reclaim_started;
+        usec_t reclaim_cooldown_usec;      /* of the rule of the running or last reclaim */
+        ReclaimWatch watch;                /* refaults after each reclaim, the swappiness= probe */
+        sd_event_source *refault_timer;    /* closes the refault window */
+        char *watch_mount;                 /* the hierarchy the open window reads */
+        CgroupMode watch_mode;
+        bool args_probed;
 
         /* Percpu per memcg measured from live counts: growth of Percpu over growth of memcgs. */
         uint64_t est_prev_total, est_prev_percpu_kib;
@@ -139,6 +146,9 @@ Manager *manager_free(Manager *m) {
         sd_event_source_disable_unref(m->reload_debounce);
         snapshot_free(m->prev);
         sd_event_source_disable_unref(m->followup);
+        sd_event_source_disable_unref(m->refault_timer);
+        reclaim_watch_done(&m->watch);
+        free(m->watch_mount);
         free(m->reclaim_label);
         sd_event_source_unref(m->timer);
         sd_event_source_unref(m->sig_term);
@@ -648,6 +658,88 @@ static int on_reclaim_followup(sd_event_source *s, uint64_t usec, void *userdata
         return 0;
 }
 
+/* The refault window of the last reclaim ends: read the counters again, log, skip what refaulted too much. */
+static void manager_close_refault_window(Manager *m) {
+        const ReclaimRecord *r = &m->watch.record;
+        char f_lbl[200], f_ref[48], f_win[48], f_n[48], f_over[48], f_max[64], f_cost[48], over[512] = "", b1[48];
+        size_t n_over, measured = 0, imax = SIZE_MAX;
+
+        if (!m->watch.has_record || !r->counting)
+                return;
+        n_over = reclaim_watch_close(&m->watch, m->root, strna(m->watch_mount), m->watch_mode, now_usec(CLOCK_MONOTONIC));
+        for (size_t i = 0; i < r->n_subtrees; i++) {
+                const ReclaimSubtreeRefaults *t = &r->subtrees[i];
+                if (t->after < 0 || t->before < 0)
+                        continue;
+                measured++;
+                if (imax == SIZE_MAX || t->rate > r->subtrees[imax].rate)
+                        imax = i;
+                if (t->over_limit) {
+                        size_t l = strlen(over);
+                        snprintf(over + l, sizeof over - l, "%s%s (%.1f/s)", l ? ", " : "", t->path, t->rate);
+                }
+        }
+        snprintf(f_lbl, sizeof f_lbl, "RULE=%s", strna(r->label));
+        snprintf(f_ref, sizeof f_ref, "REFAULTS=%" PRIu64, r->refaults);
+        snprintf(f_win, sizeof f_win, "REFAULT_WINDOW_USEC=%" PRIu64, r->window_usec);
+        snprintf(f_n, sizeof f_n, "SUBTREES_MEASURED=%zu", measured);
+        snprintf(f_over, sizeof f_over, "SUBTREES_OVER_LIMIT=%zu", n_over);
+        snprintf(f_max, sizeof f_max, "REFAULT_RATE_MAX=%.3f", imax == SIZE_MAX ? 0.0 : r->subtrees[imax].rate);
+        snprintf(f_cost, sizeof f_cost, "REFAULT_READ_USEC=%" PRIu64, r->read_usec);
+        const char *fields[] = { "ACTION=reclaim-dying-refaults", f_lbl, f_ref, f_win, f_n, f_over, f_max, f_cost, NULL };
+        if (imax == SIZE_MAX)
+                snprintf(b1, sizeof b1, "none measured");
+        else
+                snprintf(b1, sizeof b1, "%.2f/s", r->subtrees[imax].rate);
+        log_fields(n_over > 0 ? LOG_WARNING : LOG_NOTICE, fields,
+                   "%s: %" PRIu64 " refaults in the live cgroups of %zu reclaimed subtree%s, from just before each "
+                   "reclaim to %.0f s after the run (largest rate %s%s%s; %zu counter reads in %" PRIu64 " us)%s%s%s",
+                   strna(r->label), r->refaults, measured, measured == 1 ? "" : "s", (double) r->window_usec / 1e6, b1,
+                   imax == SIZE_MAX ? "" : " in ", imax == SIZE_MAX ? "" : r->subtrees[imax].path, r->n_reads,
+                   r->read_usec, n_over > 0 ? "; above max-refault-rate, skipped for the rule's cooldown: " : "",
+                   over, n_over > 0 && strlen(over) >= sizeof over - 1 ? "..." : "");
+}
+
+static int on_refault_window(sd_event_source *s, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        manager_close_refault_window(m);
+        m->refault_timer = sd_event_source_disable_unref(m->refault_timer);
+        return 0;
+}
+
+/* After a real run: keep the counters read before each subtree's reclaim and close the window later. */
+static void manager_open_refault_window(Manager *m, const ReclaimJob *j) {
+        size_t n_swap = 0, n_refaults = 0;
+
+        if (m->watch.args == RECLAIM_ARGS_UNKNOWN)
+                m->watch.args = j->args; /* the job probed on its first subtree */
+        for (size_t i = 0; i < j->n_results; i++) {
+                n_swap += j->results[i].outcome == RECLAIM_SKIPPED_SWAP;
+                n_refaults += j->results[i].outcome == RECLAIM_SKIPPED_REFAULTS;
+        }
+        if (n_swap > 0 && manager_warn_once(m, strna(m->reclaim_label), "allow-swap"))
+                log_warning("%s: %zu subtree%s not reclaimed: this kernel's memory.reclaim takes no swappiness= (%s), so "
+                            "reclaim could swap the anonymous memory of live cgroups; allow it with allow-swap: true",
+                            strna(m->reclaim_label), n_swap, n_swap == 1 ? "" : "s", reclaim_args_to_string(j->args));
+        if (n_refaults > 0)
+                log_info("%s: %zu subtree%s skipped: %s live cgroups refaulted above max-refault-rate after the last "
+                         "reclaim (cooldown of the rule)",
+                         strna(m->reclaim_label), n_refaults, n_refaults == 1 ? "" : "s", n_refaults == 1 ? "its" : "their");
+        if (reclaim_watch_open(&m->watch, j, m->reclaim_label, m->reclaim_cooldown_usec) < 0) {
+                log_oom();
+                return;
+        }
+        free(m->watch_mount);
+        m->watch_mount = strdup(j->mount);
+        m->watch_mode = j->mode;
+        if (m->event && !m->once) {
+                m->refault_timer = sd_event_source_disable_unref(m->refault_timer);
+                if (sd_event_add_time(m->event, &m->refault_timer, CLOCK_MONOTONIC, j->ended + j->cfg.refault_window_usec,
+                                      USEC_PER_SEC / 10, on_refault_window, m) < 0)
+                        manager_close_refault_window(m); /* no timer: measure what can be measured now */
+        }
+}
+
 static void on_reclaim_done(ReclaimJob *j, void *userdata) {
         Manager *m = userdata;
         _cleanup_(reclaim_job_freep) _unused_ ReclaimJob *job = j; /* freed on every return */
@@ -733,6 +825,7 @@ static void on_reclaim_done(ReclaimJob *j, void *userdata) {
                    count[RECLAIM_BUSY], count[RECLAIM_SKIPPED_POLICY], count[RECLAIM_FAILED],
                    count[RECLAIM_NOT_RUN] + count[RECLAIM_TIMED_OUT], format_bytes(b1, sizeof b1, j->freed_total),
                    m->reclaim_dying_before, dying, m->reclaim_percpu_before_kib, percpu);
+        manager_open_refault_window(m, j);
         if (j->dropped_caches)
                 log_notice("%s: dropped clean page cache (vm.drop_caches=1) as the policy allows", strna(m->reclaim_label));
         for (size_t i = 0; i < j->n_results; i++)
@@ -767,6 +860,12 @@ static void manager_start_reclaim(Manager *m, const Snapshot *s, const PlannedAc
                 log_debug("%s/%s: a reclaim is still running, not starting another", a->policy->name, a->rule->name);
                 return;
         }
+        /* Each reclaim's refaults are measured alone: the next waits for the window to close. */
+        if (m->watch.has_record && m->watch.record.counting) {
+                log_debug("%s/%s: the refault window of the last reclaim is open, not starting another", a->policy->name,
+                          a->rule->name);
+                return;
+        }
         if (!s->has_memcg || s->memcg.mode == CGROUP_MEMORY_NONE) {
                 if (manager_warn_once(m, a->policy->name, a->rule->name))
                         log_warning("Rule %s/%s: no memory cgroup hierarchy here, nothing to reclaim", a->policy->name,
@@ -791,6 +890,12 @@ static void manager_start_reclaim(Manager *m, const Snapshot *s, const PlannedAc
         free(m->reclaim_label);
         if (asprintf(&m->reclaim_label, "%s/%s", a->policy->name, a->rule->name) < 0)
                 m->reclaim_label = NULL;
+        m->reclaim_cooldown_usec = a->rule->cooldown_usec;
+        j->args = m->watch.args;
+        if (!m->dry_run && reclaim_watch_blocked(&m->watch, strna(m->reclaim_label), now_usec(CLOCK_MONOTONIC), &j->skip) < 0) {
+                log_oom();
+                return;
+        }
         /* The sample may have reused a costly memcg count: read it now. */
         manager_read_dying(m, &m->reclaim_dying_before, &m->reclaim_percpu_before_kib);
         m->reclaim_started = now_usec(CLOCK_MONOTONIC);
@@ -812,6 +917,13 @@ static void manager_start_reclaim(Manager *m, const Snapshot *s, const PlannedAc
                 reclaim_worker_stop(w);
                 if (r < 0)
                         log_error_errno(r, "Failed to start the reclaim: %s", errno_str(r));
+                /* One run: wait out its refault window (the policy's refault-window bounds it). */
+                if (m->watch.has_record && m->watch.record.counting) {
+                        usec_t end = m->watch.record.ended + m->watch.record.window_usec, now;
+                        while ((now = now_usec(CLOCK_MONOTONIC)) < end)
+                                (void) usleep((useconds_t) MIN(end - now, (usec_t) USEC_PER_SEC));
+                        manager_close_refault_window(m);
+                }
                 return;
         }
         r = reclaim_worker_start(&m->reclaim, m->event, TAKE_PTR(j), on_reclaim_done, m);
@@ -932,6 +1044,10 @@ static void manager_write_status(Manager *m, const ReportInput *in) {
         json_object_object_add(d, "sample_failures", json_object_new_int64((int64_t) m->counters.sample_failures));
         json_object_object_add(d, "last_sample_cpu_usec", json_object_new_int64((int64_t) m->last_sample_cpu_usec));
         json_object_object_add(o, "daemon", d);
+        json_object *rw = reclaim_watch_to_json(&m->watch, in->snap->has_memcg ? in->snap->memcg.mode : CGROUP_MEMORY_NONE,
+                                                now_usec(CLOCK_MONOTONIC));
+        if (rw)
+                json_object_object_add(o, "reclaim", rw);
         text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
         if (text && asprintf(&path, "%s/%s", m->state_dir, STATUS_FILE) >= 0) {
                 int r = write_file_atomic(path, text, strlen(text), 0644);
@@ -993,6 +1109,46 @@ static void manager_exit_metric(Manager *m, MetricValues *mv, usec_t now) {
 }
 
 /* One sample: sources -> snapshot -> evaluation -> plan -> actuators.  cheap: reuse costly sources. */
+static bool manager_has_reclaim_rule(const Manager *m) {
+        for (size_t i = 0; m->policies && i < m->policies->n_policies; i++)
+                for (size_t k = 0; k < m->policies->policies[i]->n_rules; k++)
+                        if (m->policies->policies[i]->rules[k].action.kind == ACTION_RECLAIM_DYING)
+                                return true;
+        return false;
+}
+
+/*
+ * What memory.reclaim accepts, once, when a reclaim-dying rule is loaded:
+ * "0 swappiness=0" then "0" to the hierarchy's root memory.reclaim, which
+ * reclaims nothing (see reclaim_probe_args()).  Dry-run writes nothing and
+ * reports only what it can see without writing.
+ */
+static void manager_probe_reclaim_args(Manager *m, const Snapshot *s) {
+        int r;
+
+        if (!s->has_memcg || s->memcg.mode == CGROUP_MEMORY_NONE)
+                return;
+        m->watch.dying_exact = s->memcg.dying_from_subsys;
+        if (m->args_probed || !manager_has_reclaim_rule(m))
+                return;
+        m->args_probed = true;
+        if (m->dry_run) {
+                m->watch.args = reclaim_args_guess(m->root, s->memcg.mount, s->memcg.mode);
+                return;
+        }
+        free(m->watch.probe_file);
+        if (asprintf(&m->watch.probe_file, "%s/memory.reclaim", s->memcg.mount) < 0)
+                m->watch.probe_file = NULL;
+        r = reclaim_probe_args(m->root, s->memcg.mount, s->memcg.mode, "/", NULL, NULL, &m->watch.args);
+        m->watch.probe_error = r < 0 ? r : 0;
+        if (r < 0)
+                log_warning_errno(r, "Failed to probe the arguments %s accepts: %s, the first reclaim probes again",
+                                  strna(m->watch.probe_file), errno_str(r));
+        else
+                log_info("memory.reclaim arguments: %s: %s", reclaim_args_answer(m->watch.args),
+                         reclaim_args_to_string(m->watch.args));
+}
+
 static int manager_sample_full(Manager *m, bool cheap) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
         _cleanup_(plan_done) Plan plan = { 0 };
@@ -1009,6 +1165,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
         metrics_from_snapshot(s, &mv);
         now = now_usec(CLOCK_MONOTONIC);
         manager_exit_metric(m, &mv, now);
+        manager_probe_reclaim_args(m, s);
         manager_estimate_memcg_cost(m, s);
 
         kernel_features_probe(m->root, &m->features);

@@ -152,6 +152,10 @@ static int parse_rate_literal(const char *s, double *ret) {
         return 0;
 }
 
+int policy_rate_parse(const char *s, double *ret) {
+        return parse_rate_literal(s, ret);
+}
+
 static int parse_percent_literal(const char *s, double *ret) {
         const char *p;
         double v;

@@ -28,6 +28,9 @@
 #define RECLAIM_MAX_DEFAULT (256ULL << 20)
 #define RECLAIM_STEP_DEFAULT (16ULL << 20)
 #define RECLAIM_TIMEOUT_DEFAULT (10 * USEC_PER_SEC)
+/* Long enough for a container's periodic reads (health checks, 10 s) to fault back what reclaim took. */
+#define RECLAIM_REFAULT_WINDOW_DEFAULT (30 * USEC_PER_SEC)
+#define RECLAIM_REFAULT_WINDOW_MAX (10 * 60 * USEC_PER_SEC)
 /* The kernel clamps high to at least 4 x batch (zone_highsize(), mm/page_alloc.c). */
 #define PCP_HIGH_MIN_BATCHES 4
 /* CONFIG_PCP_BATCH_SCALE_MAX: range 0..6 in mm/Kconfig. */
@@ -1121,6 +1124,37 @@ static int parse_force_empty(Parser *p, void *dest) {
         return parser_next(p);
 }
 
+static int parse_refault_window(Parser *p, void *dest) {
+        char buf[96];
+        usec_t u;
+        int r;
+
+        r = parser_expect_scalar(p, "a duration like 30s");
+        if (r < 0)
+                return r;
+        if (parse_duration(scalar_value(p), &u) < 0 || u == 0 || u > RECLAIM_REFAULT_WINDOW_MAX)
+                return parser_bad_scalar(p, "expected a duration above 0 and at most 10m like 30s, found %s",
+                                         event_describe(p, buf, sizeof(buf)));
+        *(usec_t *) dest = u;
+        return parser_next(p);
+}
+
+/* max-refault-rate: pages refaulted per second in a reclaimed subtree's live cgroups, like 100/s. */
+static int parse_refault_rate(Parser *p, void *dest) {
+        char buf[96];
+        double v;
+        int r;
+
+        r = parser_expect_scalar(p, "a rate like 100/s");
+        if (r < 0)
+                return r;
+        if (policy_rate_parse(scalar_value(p), &v) < 0 || !(v > 0))
+                return parser_bad_scalar(p, "expected a rate above 0 like 100/s, 600/m or 10/h, found %s",
+                                         event_describe(p, buf, sizeof(buf)));
+        *(double *) dest = v;
+        return parser_next(p);
+}
+
 static const Field reclaim_fields[] = {
         { "cgroup", parse_reclaim_cgroup, offsetof(ActionReclaimDying, cgroup), FIELD_REQUIRED },
         { "roots", parse_reclaim_roots, offsetof(ActionReclaimDying, roots), 0 },
@@ -1130,6 +1164,9 @@ static const Field reclaim_fields[] = {
         { "min-dying", parse_positive_count, offsetof(ActionReclaimDying, min_dying), 0 },
         { "force-empty", parse_force_empty, offsetof(ActionReclaimDying, force_empty), 0 },
         { "drop-caches", parse_bool, offsetof(ActionReclaimDying, drop_caches), 0 },
+        { "allow-swap", parse_bool, offsetof(ActionReclaimDying, allow_swap), 0 },
+        { "refault-window", parse_refault_window, offsetof(ActionReclaimDying, refault_window_usec), 0 },
+        { "max-refault-rate", parse_refault_rate, offsetof(ActionReclaimDying, max_refault_rate), 0 },
 };
 
 static int parse_reclaim_dying(Parser *p, Action *a) {
@@ -1141,6 +1178,7 @@ static int parse_reclaim_dying(Parser *p, Action *a) {
         rd->step_bytes = RECLAIM_STEP_DEFAULT;
         rd->timeout_usec = RECLAIM_TIMEOUT_DEFAULT;
         rd->min_dying = 1;
+        rd->refault_window_usec = RECLAIM_REFAULT_WINDOW_DEFAULT;
         r = parse_mapping(p, "reclaim-dying", reclaim_fields, ELEMENTSOF(reclaim_fields), rd, NULL);
         if (r < 0)
                 return r;

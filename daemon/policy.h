@@ -191,6 +191,14 @@ typedef enum ActionKind {
  *                         whole subtree, live children included): true; or only on
  *                         cgroups without live children: childless
  *   drop-caches: false    allow vm.drop_caches=1 as a last resort (whole host)
+ *   allow-swap: false     v2: where memory.reclaim takes no swappiness= (before 6.12
+ *                         here), reclaim anyway, anonymous memory of live cgroups
+ *                         included; false: such subtrees are skipped
+ *   refault-window: 30s   refaults of the live cgroups in each reclaimed subtree are
+ *                         counted from just before its reclaim until this long after
+ *                         the run
+ *   max-refault-rate: 100/s  a subtree whose live cgroups refaulted faster than this
+ *                         over the window is skipped for the rule's cooldown; default: none
  */
 typedef enum ForceEmpty {
         FORCE_EMPTY_NO,
@@ -208,6 +216,9 @@ typedef struct ActionReclaimDying {
         uint64_t min_dying;
         ForceEmpty force_empty;
         bool drop_caches;
+        bool allow_swap;
+        usec_t refault_window_usec;
+        double max_refault_rate;  /* refaulted pages per second; 0: no bound */
 } ActionReclaimDying;
 
 typedef struct Action {
@@ -255,6 +266,10 @@ typedef struct Diagnostics {
         char **warnings;
         size_t n_warnings;
 } Diagnostics;
+
+/* A rate literal as in conditions: "200/s", "300/m", "10/h" (a blank before '/' allowed), in 1/s.
+ * 0 or -EINVAL. */
+int policy_rate_parse(const char *s, double *ret);
 
 void diagnostics_done(Diagnostics *d);
 _printf_(2, 3) void diagnostics_error(Diagnostics *d, const char *fmt, ...);

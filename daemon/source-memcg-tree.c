@@ -265,3 +265,61 @@ int memcg_scan_holders(const char *root, const char *mount, CgroupMode mode, cha
         *ret = out;
         return 0;
 }
+
+static const char *const refault_keys[2][_MEMCG_REFAULT_KEY_MAX] = {
+        /* v2: hierarchical as printed */
+        { [MEMCG_REFAULT_FILE] = "workingset_refault_file", [MEMCG_REFAULT_ALL] = "workingset_refault" },
+        /* v1: the total_ column is the hierarchical one */
+        { [MEMCG_REFAULT_FILE] = "total_workingset_refault_file", [MEMCG_REFAULT_ALL] = "total_workingset_refault" },
+};
+
+const char *memcg_refault_key_name(MemcgRefaultKey k, CgroupMode mode) {
+        if (k < 0 || k >= _MEMCG_REFAULT_KEY_MAX || (mode != CGROUP_MEMORY_V1 && mode != CGROUP_MEMORY_V2))
+                return NULL;
+        return refault_keys[mode == CGROUP_MEMORY_V1][k];
+}
+
+int memcg_refault_parse(const char *buf, size_t len, CgroupMode mode, uint64_t *ret_pages, MemcgRefaultKey *ret_key) {
+        const char *pos = buf, *end = buf + len, *line;
+        uint64_t v[_MEMCG_REFAULT_KEY_MAX];
+        bool seen[_MEMCG_REFAULT_KEY_MAX] = { false };
+        size_t l;
+
+        if (!buf || (mode != CGROUP_MEMORY_V1 && mode != CGROUP_MEMORY_V2))
+                return -EINVAL;
+        while (next_line(&pos, end, &line, &l))
+                for (MemcgRefaultKey k = 0; k < _MEMCG_REFAULT_KEY_MAX; k++) {
+                        const char *key = refault_keys[mode == CGROUP_MEMORY_V1][k], *p;
+                        if (!line_has_key(line, l, key, " "))
+                                continue;
+                        if (seen[k])
+                                return -EINVAL;
+                        p = line + strlen(key);
+                        if (scan_u64(&p, line + l, &v[k]) < 0 || skip_blanks(p, line + l) != line + l)
+                                return -EINVAL;
+                        seen[k] = true;
+                }
+        for (MemcgRefaultKey k = 0; k < _MEMCG_REFAULT_KEY_MAX; k++)
+                if (seen[k]) {
+                        *ret_pages = v[k];
+                        if (ret_key)
+                                *ret_key = k;
+                        return 0;
+                }
+        return -ENOENT;
+}
+
+int memcg_refault_read(const char *root, const char *mount, CgroupMode mode, const char *cg, uint64_t *ret_pages) {
+        _cleanup_(freep) char *p = NULL, *buf = NULL;
+        size_t len;
+        int r;
+
+        if (asprintf(&p, "%s%s/memory.stat", mount, streq(cg, "/") ? "" : cg) < 0)
+                return -ENOMEM;
+        r = read_file_at(root ?: "/", p, 1024 * 1024, &buf, &len);
+        if (r < 0)
+                return r;
+        r = memcg_refault_parse(buf, len, mode, ret_pages, NULL);
+        /* A file without the key is a kernel before refault accounting: report it as unsupported. */
+        return r == -ENOENT ? -EOPNOTSUPP : r;
+}

@@ -54,3 +54,39 @@ int memcg_scan_holders(const char *root, const char *mount, CgroupMode mode, cha
                        MemcgScan *ret);
 
 void memcg_scan_done(MemcgScan *s);
+
+/*
+ * Refaults of a memory-cgroup subtree: page-cache pages read back in after
+ * they were reclaimed, counted in the memcg of the task that faults them in
+ * (workingset_refault() in mm/workingset.c, 5.9-6.18).  The collateral
+ * damage of reclaim-dying on the live cgroups of a reclaimed subtree.
+ *
+ * One hierarchical counter per subtree covers every live cgroup below it:
+ * dying memcgs run no task, so their part of the total does not move, and
+ * the difference between two reads is the refaults of the live ones.
+ *  - v2: memory.stat `workingset_refault_file` (5.9+; `workingset_refault`
+ *    before), hierarchical by itself;
+ *  - v1: memory.stat `total_workingset_refault_file` (the hierarchical
+ *    column; `total_workingset_refault` before 5.9).
+ * memory.stat is flushed from rstat when read or every 2 s at most
+ * (FLUSH_TIME, mm/memcontrol.c 6.1-6.18): a count is at most 2 s late.
+ */
+typedef enum MemcgRefaultKey {
+        MEMCG_REFAULT_FILE,      /* workingset_refault_file (5.9+) */
+        MEMCG_REFAULT_ALL,       /* workingset_refault (before 5.9: file pages only as well) */
+        _MEMCG_REFAULT_KEY_MAX,
+        _MEMCG_REFAULT_KEY_INVALID = -EINVAL,
+} MemcgRefaultKey;
+
+/* Pure parser of a memory.stat text: the subtree's refault count (pages).
+ * Keys are matched whole at line start; the 5.9+ key wins when both are
+ * printed.  0, -ENOENT (neither key) or -EINVAL (malformed or repeated). */
+int memcg_refault_parse(const char *buf, size_t len, CgroupMode mode, uint64_t *ret_pages,
+                        MemcgRefaultKey *ret_key);
+
+/* Read <root><mount><cg>/memory.stat and parse it.  0 or -errno (-ENOENT when
+ * the cgroup is gone). */
+int memcg_refault_read(const char *root, const char *mount, CgroupMode mode, const char *cg, uint64_t *ret_pages);
+
+/* "workingset_refault_file" etc. as printed for mode; NULL for an invalid key. */
+const char *memcg_refault_key_name(MemcgRefaultKey k, CgroupMode mode);

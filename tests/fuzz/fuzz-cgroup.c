@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* libFuzzer target: the cgroup text parsers (/proc/cgroups, cgroup.stat, mountinfo) and cpulists. */
+/* libFuzzer target: the cgroup text parsers (/proc/cgroups, cgroup.stat, memory.stat refaults, mountinfo) and
+ * cpulists. */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "source-cgroup.h"
+#include "source-memcg-tree.h"
 #include "util.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -17,6 +19,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         char *mount;
         unsigned count;
         int max;
+        uint64_t refaults;
+        MemcgRefaultKey key;
 
         if (!buf)
                 return 0;
@@ -25,6 +29,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         (void) proc_cgroups_parse(buf, size, "memory", &row);
         if (cgroup_stat_parse(buf, size, &st) == 0 && (st.nr_descendants < 0 || st.nr_dying_descendants < 0))
                 abort();        /* required keys are present on success */
+        for (CgroupMode m = CGROUP_MEMORY_V1; m <= CGROUP_MEMORY_V2; m++)
+                if (memcg_refault_parse(buf, size, m, &refaults, &key) == 0 && !memcg_refault_key_name(key, m))
+                        abort();
         if (parse_cpulist(buf, &count, &max) == 0 && (count == 0) != (max == -1))
                 abort();
         /* As a mountinfo text; cgroup2 lines look for cgroup.controllers below a root that does not exist. */
@@ -42,6 +49,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         memcpy(buf, data, size);
         (void) proc_cgroups_parse(buf, size, "memory", &row);
         (void) cgroup_stat_parse(buf, size, &st);
+        (void) memcg_refault_parse(buf, size, CGROUP_MEMORY_V2, &refaults, NULL);
+        (void) memcg_refault_parse(buf, size, CGROUP_MEMORY_V1, &refaults, NULL);
         if (memcg_find_mount("/nonexistent-pcptune-fuzz", buf, size, &mode, &mount) == 0)
                 free(mount);
         free(buf);

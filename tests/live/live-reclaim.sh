@@ -87,6 +87,7 @@ rules:
         max: 64MiB
         step: 4MiB
         timeout: 20s
+        refault-window: 2s
 EOY
 chmod 0644 "$pol/50-test.yaml"
 
@@ -103,6 +104,16 @@ if [ $rc = 0 ] && grep -q "went through 2 subtrees" "$tmp/run" && grep -q ": 2 r
 	tap_ok "reclaim-dying went through the 2 parents: $(grep -o 'in [0-9.]* s (scan.*cgroups)' "$tmp/run")"
 else
 	tap_fail "reclaim run" "exit $rc" "$(cat "$tmp/run")"
+fi
+# The collateral: the refaults of the live cgroups in the 2 reclaimed parents, read before and 2 s after.
+if grep -qE "test-reclaim/dying: [0-9]+ refaults in the live cgroups of 2 reclaimed subtrees, from just before each reclaim to 2 s after the run" "$tmp/run"; then
+	tap_ok "refaults reported: $(grep -oE '[0-9]+ refaults in the live cgroups of 2 reclaimed subtrees' "$tmp/run")"
+else
+	tap_fail "refault report" "$(cat "$tmp/run")"
+fi
+if [ $mode = v2 ]; then
+	grep -q "memory.reclaim arguments: " "$tmp/run" && tap_ok "memory.reclaim arguments probed: $(grep -o 'memory.reclaim arguments: .*' "$tmp/run" | head -n 1)" ||
+		tap_fail "memory.reclaim probe" "$(cat "$tmp/run")"
 fi
 wait_for 150 sh -c "[ \$(cat '$T/a/$usage') -lt 1048576 ]" && tap_ok "the parents' page cache is reclaimed ($(cat "$T/a/$usage") bytes left in /a)" ||
 	tap_fail "parent usage" "$(cat "$T/a/$usage")"

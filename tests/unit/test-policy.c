@@ -129,6 +129,9 @@ static void test_brief_example(void **state) {
         assert_int_equal(dying->action.reclaim.min_dying, 1);
         assert_false(dying->action.reclaim.force_empty);
         assert_false(dying->action.reclaim.drop_caches);
+        assert_false(dying->action.reclaim.allow_swap);
+        assert_int_equal(dying->action.reclaim.refault_window_usec, 30 * USEC_PER_SEC);
+        assert_true(dying->action.reclaim.max_refault_rate == 0);
 
         assert_string_equal(storm->name, "exit-storm");
         assert_int_equal(storm->when.root->metric, METRIC_PROC_EXIT_RATE);
@@ -247,6 +250,9 @@ static void test_everything(void **state) {
         assert_int_equal(rd->min_dying, 20);
         assert_true(rd->force_empty);
         assert_false(rd->drop_caches);
+        assert_true(rd->allow_swap);
+        assert_int_equal(rd->refault_window_usec, 45 * USEC_PER_SEC);
+        assert_true(rd->max_refault_rate == 10.0);
 
         r = find_rule(p, "depopulate");
         assert_int_equal(r->action.kind, ACTION_PERCPU_DEPOPULATE);
@@ -896,6 +902,9 @@ static void test_shipped_policies(void **state) {
                 assert_int_equal(r->action.reclaim.timeout_usec, SEC(30));
                 assert_int_equal(r->action.reclaim.force_empty, FORCE_EMPTY_CHILDLESS);
                 assert_false(r->action.reclaim.drop_caches);
+                assert_false(r->action.reclaim.allow_swap);
+                assert_int_equal(r->action.reclaim.refault_window_usec, SEC(30));
+                assert_true(r->action.reclaim.max_refault_rate == 100.0);
                 assert_int_equal(r->cooldown_usec, SEC(120));
                 assert_true(r->when.root->value == 200);
         }

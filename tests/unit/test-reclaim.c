@@ -9,6 +9,7 @@
 
 #include "act-reclaim.h"
 #include "log.h"
+#include "reclaim-watch.h"
 #include "source-memcg-tree.h"
 
 static char *mktmp(void) {
@@ -41,6 +42,7 @@ static void v2_cg(const char *root, const char *cg, unsigned dying) {
         put(root, cg, "cgroup.stat", buf);
         put(root, cg, "memory.current", "268435456\n"); /* 256 MiB: more than one run reclaims */
         put(root, cg, "memory.reclaim", "");
+        put(root, cg, "memory.stat", "anon 0\nfile 268435456\nworkingset_refault_anon 3\nworkingset_refault_file 100\n");
 }
 
 /* A v2 tree: /a holds 3 dying directly and its child /a/x holds 2; /b holds none; /c holds 7. */
@@ -161,8 +163,13 @@ static int record_write(const char *root, const char *path, const char *value, v
         bool v2 = streq(slash + 1, "memory.reclaim");
         assert_true(asprintf(&usage, "%s/%s", dir, v2 ? "memory.current" : "memory.usage_in_bytes") > 0);
         if (read_int64_at(root, usage, &cur) >= 0 && (v2 || streq(slash + 1, "memory.force_empty"))) {
-                if (v2)
-                        assert_int_equal(parse_int64(value, &want), 0);
+                if (v2) {
+                        /* "<bytes>" or "<bytes> swappiness=0" */
+                        const char *p = value;
+                        uint64_t u = 0;
+                        assert_int_equal(scan_u64(&p, value + strlen(value), &u), 0);
+                        want = (int64_t) u;
+                }
                 snprintf(buf, sizeof buf, "%lld\n", (long long) (v2 ? MAX(cur - want, (int64_t) 0) : 0));
                 assert_int_equal(write_file_at(root, usage, buf), 0);
         }
@@ -183,6 +190,7 @@ static void test_job_v2_budget(void **state) {
         ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
 
         j->write_fn = record_write;
+        j->args = RECLAIM_ARGS_SWAPPINESS;
         j->write_userdata = &rec;
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->n_results, 3);
@@ -190,7 +198,7 @@ static void test_job_v2_budget(void **state) {
         assert_true(j->bytes_total <= 64 << 20);
         assert_int_equal(j->results[0].outcome, RECLAIM_DONE);
         assert_true(j->results[0].writes >= 1);
-        assert_non_null(strstr(rec.log, "/cg/c/memory.reclaim=16777216"));
+        assert_non_null(strstr(rec.log, "/cg/c/memory.reclaim=16777216 swappiness=0\n"));
         assert_non_null(strstr(rec.log, "/cg/a/memory.reclaim="));
         assert_null(strstr(rec.log, "/cg/b/"));
         assert_null(strstr(rec.log, "force_empty"));
@@ -201,6 +209,7 @@ static void test_job_v2_budget(void **state) {
         Recorder r2 = { .eagain_after = 1 };
         j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
         j->write_fn = record_write;
+        j->args = RECLAIM_ARGS_SWAPPINESS;
         j->write_userdata = &r2;
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->n_results, 2);
@@ -231,6 +240,7 @@ static void test_job_errors(void **state) {
                 Recorder rec = { .fail_path = cases[i].path, .fail_error = cases[i].error };
                 ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
                 j->write_fn = record_write;
+                j->args = RECLAIM_ARGS_SWAPPINESS;
                 j->write_userdata = &rec;
                 assert_int_equal(reclaim_job_run(j, NULL), 0);
                 assert_string_equal(j->results[0].path, "/c");
@@ -245,6 +255,7 @@ static void test_job_errors(void **state) {
         Recorder rec = { .remove_dir = "/c" };
         ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
         j->write_fn = record_write;
+        j->args = RECLAIM_ARGS_SWAPPINESS;
         j->write_userdata = &rec;
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->results[0].outcome, RECLAIM_GONE);
@@ -270,6 +281,7 @@ static void test_job_v1_policy(void **state) {
                 cfg.force_empty = modes[i];
                 ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, false);
                 j->write_fn = record_write;
+                j->args = RECLAIM_ARGS_SWAPPINESS;
                 j->write_userdata = &rec;
                 assert_int_equal(reclaim_job_run(j, NULL), 0);
                 assert_int_equal(j->n_results, 2);
@@ -298,6 +310,7 @@ static void test_job_v1_policy(void **state) {
         put(root, "/../proc/sys/vm", "drop_caches", "");
         ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, false);
         j->write_fn = record_write;
+        j->args = RECLAIM_ARGS_SWAPPINESS;
         j->write_userdata = &rec;
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_non_null(strstr(rec.log, "/proc/sys/vm/drop_caches=1"));
@@ -312,6 +325,7 @@ static void test_job_v1_policy(void **state) {
         cfg.force_empty = FORCE_EMPTY_YES;
         j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, true);
         j->write_fn = record_write;
+        j->args = RECLAIM_ARGS_SWAPPINESS;
         j->write_userdata = &dry;
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->n_results, 2);
@@ -329,6 +343,7 @@ static void test_job_explicit_cgroup(void **state) {
         cfg.force_empty = FORCE_EMPTY_CHILDLESS; /* /p3 has a live child: not allowed */
         ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, false);
         j->write_fn = record_write;
+        j->args = RECLAIM_ARGS_SWAPPINESS;
         j->write_userdata = &rec;
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->n_results, 1);
@@ -344,6 +359,228 @@ static void on_done(ReclaimJob *j, void *userdata) {
 }
 
 /* A write that blocks is interrupted by the worker's timeout (SIGUSR2, EINTR). */
+static void test_refault_parse(void **state) {
+        static const char v2[] = "anon 0\nfile 4096\nworkingset_refault_anon 7\nworkingset_refault_file 1234\n"
+                                 "workingset_activate_file 5\n";
+        static const char v1[] = "cache 4096\nworkingset_refault_file 3\ntotal_cache 8192\n"
+                                 "total_workingset_refault_anon 9\ntotal_workingset_refault_file 42\n";
+        static const char v1_old[] = "cache 4096\nworkingset_refault 3\ntotal_workingset_refault 17\n";
+        static const char v2_old[] = "file 4096\nworkingset_refault 5\nworkingset_activate 2";
+        MemcgRefaultKey key;
+        uint64_t v;
+
+        assert_int_equal(memcg_refault_parse(v2, strlen(v2), CGROUP_MEMORY_V2, &v, &key), 0);
+        assert_int_equal(v, 1234);
+        assert_int_equal(key, MEMCG_REFAULT_FILE);
+        /* v1: the hierarchical total_ column, not the cgroup's own. */
+        assert_int_equal(memcg_refault_parse(v1, strlen(v1), CGROUP_MEMORY_V1, &v, &key), 0);
+        assert_int_equal(v, 42);
+        assert_int_equal(memcg_refault_parse(v1_old, strlen(v1_old), CGROUP_MEMORY_V1, &v, &key), 0);
+        assert_int_equal(v, 17);
+        assert_int_equal(key, MEMCG_REFAULT_ALL);
+        assert_string_equal(memcg_refault_key_name(key, CGROUP_MEMORY_V1), "total_workingset_refault");
+        assert_int_equal(memcg_refault_parse(v2_old, strlen(v2_old), CGROUP_MEMORY_V2, &v, NULL), 0);
+        assert_int_equal(v, 5);
+        /* Only a prefix of the text: the key is cut off, nothing is read past len. */
+        assert_int_equal(memcg_refault_parse(v2, 30, CGROUP_MEMORY_V2, &v, NULL), -ENOENT);
+        assert_int_equal(memcg_refault_parse("x 1\n", 4, CGROUP_MEMORY_V2, &v, NULL), -ENOENT);
+        assert_int_equal(memcg_refault_parse("workingset_refault_file 1\nworkingset_refault_file 2\n", 52,
+                                             CGROUP_MEMORY_V2, &v, NULL), -EINVAL);
+        assert_int_equal(memcg_refault_parse("workingset_refault_file -1\n", 27, CGROUP_MEMORY_V2, &v, NULL), -EINVAL);
+        assert_int_equal(memcg_refault_parse("workingset_refault_file 1x\n", 27, CGROUP_MEMORY_V2, &v, NULL), -EINVAL);
+        assert_int_equal(memcg_refault_parse(v2, strlen(v2), CGROUP_MEMORY_NONE, &v, NULL), -EINVAL);
+}
+
+/* A kernel that rejects "swappiness=" (5.19-6.11) or has no memory.reclaim. */
+static int old_kernel_write(const char *root, const char *path, const char *value, void *userdata) {
+        Recorder *r = userdata;
+        if (strstr(value, "swappiness="))
+                return -EINVAL;
+        return record_write(root, path, value, r);
+}
+
+static void test_probe_args(void **state) {
+        char *root = v2_tree();
+        Recorder rec = { 0 };
+        ReclaimArgs a = _RECLAIM_ARGS_INVALID;
+
+        assert_int_equal(reclaim_probe_args(root, "/cg", CGROUP_MEMORY_V2, "/", record_write, &rec, &a), 0);
+        assert_int_equal(a, RECLAIM_ARGS_SWAPPINESS);
+        assert_string_equal(rec.log, "/cg/memory.reclaim=0 swappiness=0\n");
+        assert_string_equal(reclaim_args_answer(a), "yes");
+
+        Recorder old = { 0 };
+        assert_int_equal(reclaim_probe_args(root, "/cg", CGROUP_MEMORY_V2, "/a", old_kernel_write, &old, &a), 0);
+        assert_int_equal(a, RECLAIM_ARGS_BYTES);
+        assert_string_equal(old.log, "/cg/a/memory.reclaim=0\n");
+        assert_string_equal(reclaim_args_answer(a), "no");
+
+        /* v1: nothing is written. */
+        Recorder v1 = { 0 };
+        assert_int_equal(reclaim_probe_args(root, "/cg", CGROUP_MEMORY_V1, "/", record_write, &v1, &a), 0);
+        assert_int_equal(a, RECLAIM_ARGS_NONE);
+        assert_int_equal(v1.writes, 0);
+
+        /* No memory.reclaim file (before 5.19); another error is returned. */
+        Recorder gone = { .fail_path = "memory.reclaim", .fail_error = -ENOENT };
+        assert_int_equal(reclaim_probe_args(root, "/cg", CGROUP_MEMORY_V2, "/", record_write, &gone, &a), 0);
+        assert_int_equal(a, RECLAIM_ARGS_NONE);
+        Recorder ro = { .fail_path = "memory.reclaim", .fail_error = -EROFS };
+        assert_int_equal(reclaim_probe_args(root, "/cg", CGROUP_MEMORY_V2, "/", record_write, &ro, &a), -EROFS);
+        assert_int_equal(a, RECLAIM_ARGS_NONE);
+
+        /* Without writing: the file exists, so only a probe can tell. */
+        assert_int_equal(reclaim_args_guess(root, "/cg", CGROUP_MEMORY_V2), RECLAIM_ARGS_UNKNOWN);
+        assert_int_equal(reclaim_args_guess(root, "/nonexistent", CGROUP_MEMORY_V2), RECLAIM_ARGS_NONE);
+        assert_int_equal(reclaim_args_guess(root, "/cg", CGROUP_MEMORY_V1), RECLAIM_ARGS_NONE);
+        rm_rf(root);
+        free(root);
+}
+
+static void test_job_swappiness(void **state) {
+        char *root = v2_tree();
+        ActionReclaimDying cfg = cfg_default();
+        Recorder rec = { 0 };
+        ReclaimJob *j;
+
+        /* Not probed yet: the job probes on its first subtree, then writes "<bytes> swappiness=0". */
+        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = record_write;
+        j->write_userdata = &rec;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->args, RECLAIM_ARGS_SWAPPINESS);
+        assert_true(strncmp(rec.log, "/cg/c/memory.reclaim=0 swappiness=0\n/cg/c/memory.reclaim=16777216 swappiness=0\n",
+                            78) == 0);
+        assert_int_equal(j->results[0].outcome, RECLAIM_DONE);
+        reclaim_job_free(j);
+
+        /* A kernel without swappiness=: skipped, nothing reclaimed, unless allow-swap. */
+        Recorder old = { 0 };
+        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = old_kernel_write;
+        j->write_userdata = &old;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->args, RECLAIM_ARGS_BYTES);
+        for (size_t i = 0; i < j->n_results; i++) {
+                assert_int_equal(j->results[i].outcome, RECLAIM_SKIPPED_SWAP);
+                assert_int_equal(j->results[i].writes, 0);
+        }
+        assert_int_equal(j->bytes_total, 0);
+        assert_string_equal(old.log, "/cg/c/memory.reclaim=0\n"); /* the probe's only write */
+        reclaim_job_free(j);
+
+        cfg.allow_swap = true;
+        Recorder allowed = { 0 };
+        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = old_kernel_write;
+        j->write_userdata = &allowed;
+        j->args = RECLAIM_ARGS_BYTES;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->results[0].outcome, RECLAIM_DONE);
+        assert_non_null(strstr(allowed.log, "/cg/c/memory.reclaim=16777216\n"));
+        assert_null(strstr(allowed.log, "swappiness"));
+        reclaim_job_free(j);
+        rm_rf(root);
+        free(root);
+}
+
+static void test_refault_watch(void **state) {
+        char *root = v2_tree();
+        ActionReclaimDying cfg = cfg_default();
+        Recorder rec = { 0 };
+        ReclaimWatch w = { 0 };
+        char **skip = NULL;
+        ReclaimJob *j;
+
+        cfg.max_refault_rate = 10.0;
+        cfg.refault_window_usec = 30 * USEC_PER_SEC;
+        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = record_write;
+        j->write_userdata = &rec;
+        j->args = RECLAIM_ARGS_SWAPPINESS;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->n_results, 3);
+        for (size_t i = 0; i < 3; i++) {
+                assert_int_equal(j->results[i].refaults_before, 100);
+                assert_true(j->results[i].refaults_before_at > 0);
+        }
+        assert_int_equal(reclaim_watch_open(&w, j, "p/r", 120 * USEC_PER_SEC), 0);
+        assert_true(w.record.counting);
+        assert_int_equal(w.record.n_subtrees, 3);
+
+        /* 30 s later: /c (results[0]) refaulted 600 pages (20/s, above 10/s), /a 30 (1/s); /a/x is gone. */
+        usec_t t0 = j->results[0].refaults_before_at, later = t0 + 30 * USEC_PER_SEC;
+        put(root, "/c", "memory.stat", "workingset_refault_file 700\n");
+        put(root, "/a", "memory.stat", "workingset_refault_file 130\n");
+        char *gone;
+        assert_true(asprintf(&gone, "%s/cg/a/x", root) > 0);
+        rm_rf(gone);
+        free(gone);
+        assert_int_equal(reclaim_watch_close(&w, root, "/cg", CGROUP_MEMORY_V2, later), 1);
+        assert_false(w.record.counting);
+        const ReclaimSubtreeRefaults *c = &w.record.subtrees[0], *a = &w.record.subtrees[1], *x = &w.record.subtrees[2];
+        assert_string_equal(c->path, "/c");
+        assert_int_equal(c->refaults, 600);
+        assert_true(c->rate > 19.9 && c->rate <= 20.0);
+        assert_true(c->over_limit);
+        assert_string_equal(a->path, "/a");
+        assert_int_equal(a->refaults, 30);
+        assert_false(a->over_limit);
+        assert_int_equal(x->after, -1);
+        assert_int_equal(w.record.refaults, 630);
+        assert_int_equal(w.refaults_total, 630);
+        /* Closing twice counts nothing twice. */
+        assert_int_equal(reclaim_watch_close(&w, root, "/cg", CGROUP_MEMORY_V2, later + 1), 0);
+        assert_int_equal(w.refaults_total, 630);
+
+        /* /c is skipped by this rule for its cooldown, not by another rule, and not after it. */
+        assert_int_equal(reclaim_watch_blocked(&w, "p/other", later + 1, &skip), 0);
+        assert_null(skip);
+        assert_int_equal(reclaim_watch_blocked(&w, "p/r", later + 1, &skip), 0);
+        assert_non_null(skip);
+        assert_string_equal(skip[0], "/c");
+        assert_null(skip[1]);
+        reclaim_job_free(j);
+
+        /* The next run of the rule leaves /c alone. */
+        Recorder r2 = { 0 };
+        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = record_write;
+        j->write_userdata = &r2;
+        j->args = RECLAIM_ARGS_SWAPPINESS;
+        j->skip = skip;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_string_equal(j->results[0].path, "/c");
+        assert_int_equal(j->results[0].outcome, RECLAIM_SKIPPED_REFAULTS);
+        assert_null(strstr(r2.log, "/cg/c/"));
+        assert_non_null(strstr(r2.log, "/cg/a/memory.reclaim="));
+
+        /* Status: the record and the skipped subtree, as JSON and as text. */
+        json_object *o = reclaim_watch_to_json(&w, CGROUP_MEMORY_V2, later + 1);
+        assert_non_null(o);
+        const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN | JSON_C_TO_STRING_NOSLASHESCAPE);
+        assert_non_null(strstr(text, "\"refaults\":630"));
+        assert_non_null(strstr(text, "\"skipped_subtrees\":[{\"rule\":\"p/r\",\"path\":\"/c\""));
+        char *out = NULL;
+        size_t outlen = 0;
+        FILE *f = open_memstream(&out, &outlen);
+        reclaim_watch_print_json(f, o);
+        fclose(f);
+        assert_non_null(strstr(out, "630 refaults in the live cgroups of the reclaimed subtrees"));
+        assert_non_null(strstr(out, "skipped by p/r: /c (its live cgroups refaulted 20.0/s"));
+        free(out);
+        json_object_put(o);
+        reclaim_job_free(j);
+
+        skip = NULL;
+        assert_int_equal(reclaim_watch_blocked(&w, "p/r", later + 121 * USEC_PER_SEC, &skip), 0);
+        assert_null(skip);
+        assert_int_equal(w.n_blocks, 0);
+        reclaim_watch_done(&w);
+        rm_rf(root);
+        free(root);
+}
+
 static void test_worker_timeout(void **state) {
         char *root = v2_tree();
         ActionReclaimDying cfg = cfg_default();
@@ -358,6 +595,7 @@ static void test_worker_timeout(void **state) {
         cfg.timeout_usec = 300 * USEC_PER_MSEC;
         ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
         j->write_fn = record_write;
+        j->args = RECLAIM_ARGS_SWAPPINESS;
         j->write_userdata = &rec;
         assert_int_equal(sd_event_new(&e), 0);
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
@@ -383,7 +621,9 @@ int main(void) {
                 cmocka_unit_test(test_scan_v2),          cmocka_unit_test(test_scan_v1),
                 cmocka_unit_test(test_job_v2_budget),    cmocka_unit_test(test_job_errors),
                 cmocka_unit_test(test_job_v1_policy),    cmocka_unit_test(test_job_explicit_cgroup),
-                cmocka_unit_test(test_worker_timeout),
+                cmocka_unit_test(test_worker_timeout),   cmocka_unit_test(test_refault_parse),
+                cmocka_unit_test(test_probe_args),       cmocka_unit_test(test_job_swappiness),
+                cmocka_unit_test(test_refault_watch),
         };
         log_setup("test-reclaim", LOG_TARGET_NULL, LOG_DEBUG);
         return cmocka_run_group_tests(tests, NULL, NULL);
