@@ -238,9 +238,29 @@ static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, u
         }
 }
 
+/*
+ * Does the cgroup itself run tasks?  force_empty does not refuse a populated
+ * cgroup (mem_cgroup_force_empty(), mm/memcontrol-v1.c 6.12-6.18: it only
+ * loops on try_to_free_mem_cgroup_pages()), so it would empty a running
+ * container's page cache; and the v1 holder estimate counts kernel memory
+ * (charged to usage_in_bytes, not to cache + rss) as removed children's, so a
+ * live leaf can look like a holder.  A read error counts as "runs tasks".
+ */
+static bool cg_has_tasks(const ReclaimJob *j, const char *cg) {
+        _cleanup_(freep) char *path = NULL, *buf = NULL;
+        size_t len = 0;
+        if (cg_file(j, cg, "cgroup.procs", &path) < 0 || read_file_at(j->root, path, 4096, &buf, &len) < 0)
+                return true;
+        for (size_t i = 0; i < len; i++)
+                if (buf[i] != '\n' && buf[i] != ' ')
+                        return true;
+        return false;
+}
+
 static void reclaim_v1(ReclaimJob *j, ReclaimTargetResult *t, bool childless) {
         _cleanup_(freep) char *path = NULL;
-        bool allowed = j->cfg.force_empty == FORCE_EMPTY_YES || (j->cfg.force_empty == FORCE_EMPTY_CHILDLESS && childless);
+        bool allowed = j->cfg.force_empty == FORCE_EMPTY_YES ||
+                       (j->cfg.force_empty == FORCE_EMPTY_CHILDLESS && childless && !cg_has_tasks(j, t->path));
         int r;
 
         if (!allowed) {

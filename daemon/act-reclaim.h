@@ -23,7 +23,7 @@
  *    plain "<bytes>" only with allow-swap: true, else the subtree is skipped;
  *  - v1: memory.force_empty on the holder (no size: it reclaims the whole
  *    subtree), only where the policy accepts it (force-empty: true, or
- *    childless for holders without live children);
+ *    childless for holders without live children that run no task);
  *  - vm.drop_caches=1 only with drop-caches: true, as a last resort when a
  *    holder could not be reclaimed.
  * Bounded in time: the job checks its deadline between writes, and a write
@@ -32,7 +32,7 @@
 
 typedef enum ReclaimOutcome {
         RECLAIM_DONE,            /* reclaimed (v1: force_empty returned; v2: until EAGAIN or its budget) */
-        RECLAIM_SKIPPED_POLICY,  /* v1 without force-empty (or not childless) */
+        RECLAIM_SKIPPED_POLICY,  /* v1 without force-empty (or not childless, or running tasks) */
         RECLAIM_GONE,            /* removed meanwhile (ENOENT/ENODEV) */
         RECLAIM_BUSY,            /* EBUSY: v1 force_empty on a cgroup with tasks */
         RECLAIM_FAILED,          /* another error (EINVAL...) */

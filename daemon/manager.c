@@ -834,7 +834,7 @@ static void on_reclaim_done(ReclaimJob *j, void *userdata) {
                                     reclaim_outcome_to_string(j->results[i].outcome), errno_str(j->results[i].error));
         if (count[RECLAIM_SKIPPED_POLICY] > 0 && manager_warn_once(m, strna(m->reclaim_label), "force-empty")) {
                 if (j->cfg.force_empty == FORCE_EMPTY_CHILDLESS)
-                        log_info("%s: %zu subtree%s with live cgroups below left alone (force-empty: childless; "
+                        log_info("%s: %zu subtree%s with live cgroups below or tasks inside left alone (force-empty: childless; "
                                  "cgroup v1 has no bounded reclaim)",
                                  strna(m->reclaim_label), count[RECLAIM_SKIPPED_POLICY],
                                  count[RECLAIM_SKIPPED_POLICY] == 1 ? "" : "s");

@@ -15,9 +15,20 @@
  *   cost per memcg = (Percpu after create - baseline) / memcgs created
  *   excess         = Percpu - (baseline + live test memcgs x cost)
  *
+ * A live sibling, <tree>/p0/sibling, stays during the whole case: a process
+ * that keeps a hot working set (a --sibling-file it reads in a loop, and
+ * optionally --sibling-anon bytes of anonymous memory it touched once).  Its
+ * parent p0 holds dying memcgs like the others, so pcptuned reclaims p0 on v2
+ * (memory.reclaim) and skips it on v1 with force-empty: childless.  Its
+ * refaults (memory.stat), read throughput, swap usage and the host's pswpout
+ * over the window show what the reclaim cost a live container.
+ *
  * The last line is
  *   churn: excess_percpu_kib without=<N> with=<N> ratio=<R>
- * (means over the runs; "with" floored at 1 kB; "-" for a case not run).
+ *          sibling_refaults_without=<N> sibling_refaults_with=<N>
+ *          sibling_mib_s_without=<X> sibling_mib_s_with=<X> pswpout_without=<N> pswpout_with=<N>
+ * (means over the runs, with the range over the runs after each sibling
+ * figure; "with" floored at 1 kB; "-" for a case not run).
  *
  * Root only.  Every cgroup, file and process it creates is removed at the end
  * of each case and on exit, also on SIGINT/SIGTERM: files first, then the
@@ -29,6 +40,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <sys/mman.h>
@@ -40,6 +52,7 @@
 #include <time.h>
 
 #include "source-cgroup.h"
+#include "source-memcg-tree.h"
 #include "source-meminfo.h"
 #include "source-percpu-stats.h"
 #include "util.h"
@@ -55,6 +68,7 @@
 #define DEBUGFS_MAGIC_ ((long) 0x64626720)
 #define DEBUGFS_DIR "/sys/kernel/debug"
 #define POLICY_ANCHOR "        cgroup: auto"
+#define SIBLING_PAUSE_USEC (50 * USEC_PER_MSEC) /* between two reads of its working set */
 
 /* The only mutable global: what a signal handler may touch. */
 static volatile sig_atomic_t churn_interrupted;
@@ -98,7 +112,22 @@ typedef struct CaseResult {
         double sentinel_before, sentinel_after, sentinel_min; /* percent resident, < 0 unknown */
         int64_t cleanup_usage_before, cleanup_usage_after; /* test tree after deleting the files, bytes */
         int cleanup_error;            /* of the write to memory.force_empty or memory.reclaim */
+        /* the live sibling, over the window (removal to its end); -1 unknown */
+        int64_t sib_refaults;         /* pages refaulted in its cgroup */
+        double sib_mib_s;             /* read throughput while reading */
+        int64_t sib_swap_bytes;       /* its swap usage at the end (v2 memory.swap.current) */
+        int64_t pswpout;              /* host-wide pages swapped out during the window */
+        double sib_cached_pct;        /* its file resident at the end */
 } CaseResult;
+
+/* Written by the sibling, read by churn: a MAP_SHARED page. */
+typedef struct SiblingShared {
+        volatile uint64_t bytes;      /* read so far */
+        volatile uint64_t read_usec;  /* time spent reading */
+        volatile uint64_t passes;
+        volatile int ready;           /* file written, anon touched, first pass done */
+        volatile int error;           /* the step that failed, 0 */
+} SiblingShared;
 
 typedef struct Churn {
         /* options */
@@ -110,6 +139,9 @@ typedef struct Churn {
         const char *keep_dir;
         int only;                     /* -1 both, else a CaseKind */
         bool want_percpu_stats;
+        uint64_t sibling_file_bytes;  /* 0: no sibling */
+        uint64_t sibling_anon_bytes;
+        const char *prefix;           /* test cgroup name before -<pid> */
 
         /* environment */
         CgroupMode mode;
@@ -133,6 +165,9 @@ typedef struct Churn {
         double cost_bytes;            /* of the current case, < 0 before "created" */
         uint64_t tol;                 /* "near the pre-run count": within this many */
         char *io_buf;
+        pid_t sibling_pid;
+        SiblingShared *sib;           /* MAP_SHARED */
+        char *sibling_file;
 } Churn;
 
 static _printf_(1, 2) void say(const char *fmt, ...) {
@@ -250,6 +285,8 @@ static void files_delete(const Churn *c) {
                         child_file(c, i, j, path, sizeof(path));
                         (void) unlink(path);
                 }
+        if (c->sibling_file)
+                (void) unlink(c->sibling_file);
 }
 
 /* Percent of the file's pages in the page cache (mincore), or -1. */
@@ -443,6 +480,11 @@ static int tree_create(Churn *c) {
                         if (mkdir(path, 0755) < 0)
                                 return fail("cannot create %s: %m", path);
                 }
+                if (i == 0 && c->sibling_file_bytes > 0) {
+                        snprintf(path, sizeof(path), "%s/p0/sibling", c->test_dir);
+                        if (mkdir(path, 0755) < 0)
+                                return fail("cannot create %s: %m", path);
+                }
         }
         return churn_interrupted ? -EINTR : 0;
 }
@@ -457,6 +499,11 @@ static unsigned tree_remove(Churn *c) {
         for (unsigned i = 0; i < c->parents; i++) {
                 for (unsigned j = 0; j < c->children; j++) {
                         child_cgroup(c, i, j, path, sizeof(path));
+                        if (cgroup_rmdir(path) < 0 && failed++ < 3)
+                                fail("cannot remove %s: %m", path);
+                }
+                if (i == 0) {
+                        snprintf(path, sizeof(path), "%s/p0/sibling", c->test_dir);
                         if (cgroup_rmdir(path) < 0 && failed++ < 3)
                                 fail("cannot remove %s: %m", path);
                 }
@@ -579,6 +626,157 @@ static void workers_kill(Churn *c) {
                         ;
                 c->workers[k] = 0;
         }
+}
+
+/* ------------------------------------------------------------------------- */
+/* the live sibling: <tree>/p0/sibling keeps a hot working set during the case */
+
+static void sibling_cgroup(const Churn *c, char *buf, size_t size) {
+        snprintf(buf, size, "%s/p0/sibling", c->test_dir);
+}
+
+/* In the forked process: join, write the file (clean: fsync), touch the anonymous memory once, then read
+ * the file again and again.  Errors go to sib->error as the step number. */
+static _Noreturn void sibling_run(Churn *c, const char *procs) {
+        SiblingShared *sh = c->sib;
+        char pid[32];
+        int fd;
+
+        signal(SIGINT, SIG_DFL);
+        signal(SIGTERM, SIG_DFL);
+        snprintf(pid, sizeof(pid), "%d\n", (int) getpid());
+        fd = open(procs, O_WRONLY | O_CLOEXEC);
+        if (fd < 0 || write(fd, pid, strlen(pid)) < 0) {
+                sh->error = 10;
+                _exit(10);
+        }
+        close(fd);
+        fd = open(c->sibling_file, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || write_all(fd, c->io_buf, c->sibling_file_bytes) < 0 || fsync(fd) < 0) {
+                sh->error = 11;
+                _exit(11);
+        }
+        close(fd);
+        if (c->sibling_anon_bytes > 0) {
+                /* Anonymous memory touched once, then idle: what a reclaim that may swap takes first. */
+                char *anon = mmap(NULL, c->sibling_anon_bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS,
+                                  -1, 0);
+                if (anon == MAP_FAILED) {
+                        sh->error = 12;
+                        _exit(12);
+                }
+                for (uint64_t k = 0; k < c->sibling_anon_bytes; k += (uint64_t) c->page_size)
+                        anon[k] = (char) (1 + k / (uint64_t) c->page_size % 251);
+        }
+        for (;;) {
+                usec_t t0 = now_usec(CLOCK_MONOTONIC);
+                uint64_t n = 0;
+                fd = open(c->sibling_file, O_RDONLY | O_CLOEXEC);
+                if (fd < 0) {
+                        sh->error = 13;
+                        _exit(13);
+                }
+                for (;;) {
+                        ssize_t k = read(fd, c->io_buf, CHURN_IO_CHUNK);
+                        if (k < 0 && errno == EINTR)
+                                continue;
+                        if (k < 0) {
+                                sh->error = 13;
+                                _exit(13);
+                        }
+                        if (k == 0)
+                                break;
+                        n += (uint64_t) k;
+                }
+                close(fd);
+                sh->read_usec += now_usec(CLOCK_MONOTONIC) - t0;
+                sh->bytes += n;
+                sh->passes++;
+                sh->ready = 1;
+                (void) usleep((useconds_t) SIBLING_PAUSE_USEC);
+        }
+}
+
+static int sibling_start(Churn *c) {
+        char path[PATH_MAX];
+
+        if (c->sibling_file_bytes == 0)
+                return 0;
+        memset((void *) c->sib, 0, sizeof(SiblingShared));
+        sibling_cgroup(c, path, sizeof(path));
+        strncat(path, "/cgroup.procs", sizeof(path) - strlen(path) - 1);
+        fflush(NULL);
+        pid_t pid = fork();
+        if (pid < 0)
+                return fail("cannot fork: %m");
+        if (pid == 0)
+                sibling_run(c, path);
+        c->sibling_pid = pid;
+        usec_t deadline = now_usec(CLOCK_MONOTONIC) + 120 * USEC_PER_SEC;
+        while (!c->sib->ready && !c->sib->error && !churn_interrupted && now_usec(CLOCK_MONOTONIC) < deadline)
+                (void) usleep(20000);
+        if (c->sib->error)
+                return fail("the sibling failed at step %d (10 join, 11 file, 12 anonymous memory, 13 read)",
+                            c->sib->error);
+        if (!c->sib->ready)
+                return churn_interrupted ? -EINTR : fail("the sibling did not get ready within 120 s");
+        return 0;
+}
+
+static void sibling_stop(Churn *c) {
+        if (c->sibling_pid <= 0)
+                return;
+        (void) kill(c->sibling_pid, SIGKILL);
+        while (waitpid(c->sibling_pid, NULL, 0) < 0 && errno == EINTR)
+                ;
+        c->sibling_pid = 0;
+}
+
+/* What the sibling's numbers are at one instant. */
+typedef struct SiblingMark {
+        int64_t refaults, swap_bytes, pswpout;
+        uint64_t bytes, read_usec;
+} SiblingMark;
+
+static int64_t host_pswpout(void) {
+        _cleanup_(freep) char *buf = NULL;
+        size_t len, l;
+        const char *p, *line;
+        if (read_file_at(NULL, "/proc/vmstat", READ_FILE_MAX, &buf, &len) < 0)
+                return -1;
+        p = buf;
+        while (next_line(&p, buf + len, &line, &l))
+                if (line_has_key(line, l, "pswpout", " ")) {
+                        const char *v = line + 7;
+                        uint64_t x;
+                        return scan_u64(&v, line + l, &x) >= 0 ? (int64_t) x : -1;
+                }
+        return -1;
+}
+
+static void sibling_mark(const Churn *c, SiblingMark *m) {
+        char cg[PATH_MAX], path[2 * PATH_MAX + 32];
+        uint64_t v;
+
+        *m = (SiblingMark){ .refaults = -1, .swap_bytes = -1, .pswpout = host_pswpout(), .bytes = c->sib->bytes,
+                            .read_usec = c->sib->read_usec };
+        snprintf(cg, sizeof(cg), "%s/p0/sibling", c->test_name);
+        if (memcg_refault_read(NULL, c->mount, c->mode, cg, &v) >= 0)
+                m->refaults = (int64_t) v;
+        if (c->mode == CGROUP_MEMORY_V2) {
+                snprintf(path, sizeof(path), "%s%s/memory.swap.current", c->mount, cg);
+                if (read_int64_at(NULL, path, &m->swap_bytes) < 0)
+                        m->swap_bytes = -1;
+        }
+}
+
+static void sibling_result(const Churn *c, const SiblingMark *a, const SiblingMark *b, CaseResult *res) {
+        res->sib_refaults = a->refaults >= 0 && b->refaults >= a->refaults ? b->refaults - a->refaults : -1;
+        res->sib_mib_s = b->read_usec > a->read_usec
+                ? (double) (b->bytes - a->bytes) / 1048576.0 / ((double) (b->read_usec - a->read_usec) / 1e6) : -1;
+        res->sib_swap_bytes = b->swap_bytes;
+        res->pswpout = a->pswpout >= 0 && b->pswpout >= a->pswpout ? b->pswpout - a->pswpout : -1;
+        res->sib_cached_pct = file_residency(c->sibling_file);
 }
 
 /* ------------------------------------------------------------------------- */
@@ -838,6 +1036,7 @@ static void case_cleanup(Churn *c, CaseResult *res) {
         int64_t before, after;
 
         workers_kill(c);
+        sibling_stop(c);
         daemon_stop(c);
         /* Files first: nothing pins the memcgs once their page cache is gone... */
         files_delete(c);
@@ -859,7 +1058,8 @@ static void case_cleanup(Churn *c, CaseResult *res) {
 
 static int case_run(Churn *c, CaseKind kind, unsigned run, CaseResult *res) {
         usec_t t_start = now_usec(CLOCK_MONOTONIC), t_zero, t;
-        uint64_t memcgs = (uint64_t) c->parents * (c->children + 1U) + 1U;
+        uint64_t memcgs = (uint64_t) c->parents * (c->children + 1U) + 1U + (c->sibling_file_bytes > 0);
+        SiblingMark sib_a, sib_b;
         char path[PATH_MAX];
         unsigned failed = 0;
         Mark m;
@@ -867,7 +1067,8 @@ static int case_run(Churn *c, CaseKind kind, unsigned run, CaseResult *res) {
 
         *res = (CaseResult) { .kind = kind, .run = run, .back_s = -1, .settle_s = -1, .sentinel_before = -1,
                               .sentinel_after = -1, .sentinel_min = -1, .cleanup_usage_before = -1,
-                              .cleanup_usage_after = -1 };
+                              .cleanup_usage_after = -1, .sib_refaults = -1, .sib_mib_s = -1,
+                              .sib_swap_bytes = -1, .pswpout = -1, .sib_cached_pct = -1 };
         c->cost_bytes = -1;
         say("\n== case %s (run %u of %u): %u parents x %u children, %s of page cache each, %u s window ==\n",
             case_kind_names[kind], run, c->runs, c->parents, c->children,
@@ -888,6 +1089,9 @@ static int case_run(Churn *c, CaseKind kind, unsigned run, CaseResult *res) {
         t = now_usec(CLOCK_MONOTONIC);
         r = tree_create(c);
         res->mkdir_s = secs_since(t);
+        if (r < 0)
+                goto out;
+        r = sibling_start(c);
         if (r < 0)
                 goto out;
         t = now_usec(CLOCK_MONOTONIC);
@@ -920,6 +1124,8 @@ static int case_run(Churn *c, CaseKind kind, unsigned run, CaseResult *res) {
                                 fail("cannot remove %s: %m", path);
                 }
         t_zero = now_usec(CLOCK_MONOTONIC);
+        if (c->sibling_file_bytes > 0)
+                sibling_mark(c, &sib_a);
         res->rmdir_s = (double) (t_zero - t) / (double) USEC_PER_SEC;
         if (churn_interrupted || failed) {
                 r = churn_interrupted ? -EINTR : -EIO;
@@ -961,6 +1167,10 @@ static int case_run(Churn *c, CaseKind kind, unsigned run, CaseResult *res) {
                         (void) daemon_alive(c);
         }
         res->excess_kib = mark_excess_kib(c, &res->end);
+        if (c->sibling_file_bytes > 0) {
+                sibling_mark(c, &sib_b);
+                sibling_result(c, &sib_a, &sib_b, res);
+        }
         res->sentinel_min = MIN(res->sentinel_min, MIN(res->created.sentinel_pct, res->removed.sentinel_pct));
         res->sentinel_after = res->end.sentinel_pct;
         res->complete = true;
@@ -1030,6 +1240,13 @@ static void case_summary(const Churn *c, const CaseResult *res) {
                 say("    of the excess: no percpu_stats (no breakdown into empty and partly used pages)\n");
         say("    sentinel outside the test tree (16 MiB): %.0f%% cached before, %.0f%% after; lowest at any mark %.0f%%\n",
             res->sentinel_before, res->sentinel_after, res->sentinel_min);
+        if (c->sibling_file_bytes > 0)
+                say("    live sibling %s/p0/sibling (%s file read in a loop%s): %" PRIi64 " refaults in the window, "
+                    "%.0f MiB/s while reading, its file %.0f%% cached at the end, swap %" PRIi64 " B; host pswpout %" PRIi64
+                    " pages in the window\n",
+                    c->test_name, format_bytes((char[32]) {}, 32, c->sibling_file_bytes),
+                    c->sibling_anon_bytes ? ", anonymous memory touched once" : "", res->sib_refaults, res->sib_mib_s,
+                    res->sib_cached_pct, res->sib_swap_bytes, res->pswpout);
         say("    timings: mkdir %.2f s, charging %.2f s (%u x %u processes, %u at once), rmdir %.2f s\n",
             res->mkdir_s, res->charge_s, c->parents, c->children, CHURN_JOBS, res->rmdir_s);
         if (res->cleanup_usage_before >= 0)
@@ -1080,7 +1297,10 @@ static void usage(void) {
                "  --pcptuned PATH       daemon binary (./pcptuned)\n"
                "  --policy FILE         policy (\"$top_srcdir/policies/60-dying-memcg.yaml\")\n"
                "  --keep-files-dir DIR  disk file system for the data files (/var/tmp)\n"
-               "  --percpu-stats        mount debugfs if needed to read percpu_stats\n");
+               "  --percpu-stats        mount debugfs if needed to read percpu_stats\n"
+               "  --sibling-file SIZE   working set of the live sibling in p0, read in a loop (16MiB; 0: none)\n"
+               "  --sibling-anon SIZE   anonymous memory the sibling touches once and keeps (0)\n"
+               "  --prefix NAME         the test cgroup is NAME-<pid> (pcptune-test-churn)\n");
 }
 
 static int parse_count(const char *opt, const char *s, unsigned lo, unsigned hi, unsigned *ret) {
@@ -1093,7 +1313,7 @@ static int parse_count(const char *opt, const char *s, unsigned lo, unsigned hi,
 
 static int parse_args(Churn *c, int argc, char **argv) {
         enum { OPT_PARENTS = 0x100, OPT_CHILDREN, OPT_CACHE, OPT_OBSERVE, OPT_RUNS, OPT_PCPTUNED, OPT_POLICY,
-               OPT_ONLY, OPT_KEEP, OPT_STATS };
+               OPT_ONLY, OPT_KEEP, OPT_STATS, OPT_SIB_FILE, OPT_SIB_ANON, OPT_PREFIX };
         static const struct option options[] = {
                 { "parents", required_argument, NULL, OPT_PARENTS },
                 { "children", required_argument, NULL, OPT_CHILDREN },
@@ -1105,6 +1325,9 @@ static int parse_args(Churn *c, int argc, char **argv) {
                 { "only", required_argument, NULL, OPT_ONLY },
                 { "keep-files-dir", required_argument, NULL, OPT_KEEP },
                 { "percpu-stats", no_argument, NULL, OPT_STATS },
+                { "sibling-file", required_argument, NULL, OPT_SIB_FILE },
+                { "sibling-anon", required_argument, NULL, OPT_SIB_ANON },
+                { "prefix", required_argument, NULL, OPT_PREFIX },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -1156,6 +1379,19 @@ static int parse_args(Churn *c, int argc, char **argv) {
                 case OPT_STATS:
                         c->want_percpu_stats = true;
                         break;
+                case OPT_SIB_FILE:
+                case OPT_SIB_ANON: {
+                        uint64_t *dst = o == OPT_SIB_FILE ? &c->sibling_file_bytes : &c->sibling_anon_bytes;
+                        if (parse_size(optarg, dst) < 0 || *dst > ((uint64_t) 8 << 30))
+                                return fail("--%s: expected a size up to 8GiB, found \"%s\"",
+                                            o == OPT_SIB_FILE ? "sibling-file" : "sibling-anon", optarg);
+                        break;
+                }
+                case OPT_PREFIX:
+                        if (!strneq(optarg, "pcptune-test-", 13) || strchr(optarg, '/') || strlen(optarg) > 64)
+                                return fail("--prefix: expected a name starting with pcptune-test-, found \"%s\"", optarg);
+                        c->prefix = optarg;
+                        break;
                 case 'h':
                         usage();
                         exit(0);
@@ -1186,16 +1422,21 @@ static int setup(Churn *c) {
         c->mount = TAKE_PTR(mc.mount);
         memcg_counts_done(&mc);
 
-        snprintf(buf, sizeof(buf), "/pcptune-test-churn-%d", (int) getpid());
+        snprintf(buf, sizeof(buf), "/%s-%d", c->prefix, (int) getpid());
         c->test_name = strdup(buf);
-        snprintf(buf, sizeof(buf), "%s/pcptune-test-churn-%d", c->mount, (int) getpid());
+        snprintf(buf, sizeof(buf), "%s/%s-%d", c->mount, c->prefix, (int) getpid());
         c->test_dir = strdup(buf);
         snprintf(buf, sizeof(buf), "%s/pcptune-churn-%d", c->keep_dir, (int) getpid());
         c->data_dir = strdup(buf);
         snprintf(buf, sizeof(buf), "%s/pcptune-churn-%d/sentinel", c->keep_dir, (int) getpid());
         c->sentinel = strdup(buf);
+        snprintf(buf, sizeof(buf), "%s/pcptune-churn-%d/sibling", c->keep_dir, (int) getpid());
+        c->sibling_file = strdup(buf);
         c->io_buf = malloc(CHURN_IO_CHUNK);
-        if (!c->test_name || !c->test_dir || !c->data_dir || !c->sentinel || !c->io_buf)
+        c->sib = mmap(NULL, sizeof(SiblingShared), PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+        if (c->sib == MAP_FAILED)
+                c->sib = NULL;
+        if (!c->test_name || !c->test_dir || !c->data_dir || !c->sentinel || !c->io_buf || !c->sibling_file || !c->sib)
                 return -ENOMEM;
         for (size_t k = 0; k < CHURN_IO_CHUNK; k++)
                 c->io_buf[k] = (char) ('a' + k % 26);
@@ -1239,6 +1480,7 @@ static void teardown(Churn *c) {
         int64_t f;
 
         workers_kill(c);
+        sibling_stop(c);
         daemon_stop(c);
         if (c->data_dir) {
                 int64_t before, after;
@@ -1261,14 +1503,18 @@ static void teardown(Churn *c) {
         free(c->test_name);
         free(c->data_dir);
         free(c->sentinel);
+        free(c->sibling_file);
         free(c->policy);
         free(c->io_buf);
+        if (c->sib)
+                munmap(c->sib, sizeof(SiblingShared));
 }
 
 int main(int argc, char **argv) {
         Churn c = {
                 .parents = 1000, .children = 10, .runs = 1, .cache_bytes = 64 * 1024, .observe_sec = 60,
                 .pcptuned = "./pcptuned", .keep_dir = "/var/tmp", .only = -1,
+                .sibling_file_bytes = (uint64_t) 16 << 20, .prefix = "pcptune-test-churn",
         };
         double sum[_CASE_MAX] = {}, ran[_CASE_MAX] = {};
         int r;
@@ -1336,7 +1582,8 @@ int main(int argc, char **argv) {
         teardown(&c);
 
         say("\n== results (%.0f s in all) ==\n", secs_since(t_begin));
-        say("  %-8s %4s %12s %12s %10s %12s\n", "case", "run", "cost_B", "excess_kib", "dying_end", "back_s");
+        say("  %-8s %4s %12s %12s %10s %12s %13s %11s %10s %8s\n", "case", "run", "cost_B", "excess_kib", "dying_end",
+            "back_s", "sib_refaults", "sib_mib_s", "sib_swap_B", "pswpout");
         for (size_t k = 0; k < n_results; k++) {
                 const CaseResult *res = &results[k];
                 char back[32] = "never";
@@ -1346,8 +1593,33 @@ int main(int argc, char **argv) {
                 }
                 if (res->back_s >= 0)
                         snprintf(back, sizeof(back), "%.1f", res->back_s);
-                say("  %-8s %4u %12.0f %12.0f %10" PRIu64 " %12s\n", case_kind_names[res->kind], res->run,
-                    res->cost_bytes, res->excess_kib, res->end.dying, back);
+                say("  %-8s %4u %12.0f %12.0f %10" PRIu64 " %12s %13" PRIi64 " %11.0f %10" PRIi64 " %8" PRIi64 "\n",
+                    case_kind_names[res->kind], res->run, res->cost_bytes, res->excess_kib, res->end.dying, back,
+                    res->sib_refaults, res->sib_mib_s, res->sib_swap_bytes, res->pswpout);
+        }
+        /* The sibling's figures per case: mean and range over the runs (the run-to-run spread). */
+        char sib[_CASE_MAX][3][64];
+        for (int kind = 0; kind < _CASE_MAX; kind++) {
+                double lo[3] = { INFINITY, INFINITY, INFINITY }, hi[3] = { -INFINITY, -INFINITY, -INFINITY }, sm[3] = {};
+                unsigned n[3] = {};
+                for (size_t k = 0; k < n_results; k++) {
+                        const CaseResult *res = &results[k];
+                        double v[3] = { (double) res->sib_refaults, res->sib_mib_s, (double) res->pswpout };
+                        if (!res->complete || (int) res->kind != kind)
+                                continue;
+                        for (int f = 0; f < 3; f++)
+                                if (v[f] >= 0) {
+                                        lo[f] = MIN(lo[f], v[f]);
+                                        hi[f] = MAX(hi[f], v[f]);
+                                        sm[f] += v[f];
+                                        n[f]++;
+                                }
+                }
+                for (int f = 0; f < 3; f++)
+                        if (n[f] == 0)
+                                snprintf(sib[kind][f], sizeof(sib[kind][f]), "-");
+                        else
+                                snprintf(sib[kind][f], sizeof(sib[kind][f]), "%.0f(%.0f-%.0f)", sm[f] / n[f], lo[f], hi[f]);
         }
         free(results);
 
@@ -1362,6 +1634,13 @@ int main(int argc, char **argv) {
                          (sum[CASE_WITHOUT] / ran[CASE_WITHOUT]) / MAX(sum[CASE_WITH] / ran[CASE_WITH], 1.0));
         }
         bool all_ok = (size_t) (ran[CASE_WITHOUT] + ran[CASE_WITH]) == n_results && n_results > 0;
-        say("churn: excess_percpu_kib without=%s with=%s ratio=%s\n", without, with, ratio);
+        if (c.sibling_file_bytes > 0)
+                say("churn: excess_percpu_kib without=%s with=%s ratio=%s sibling_refaults_without=%s "
+                    "sibling_refaults_with=%s sibling_mib_s_without=%s sibling_mib_s_with=%s pswpout_without=%s "
+                    "pswpout_with=%s\n",
+                    without, with, ratio, sib[CASE_WITHOUT][0], sib[CASE_WITH][0], sib[CASE_WITHOUT][1],
+                    sib[CASE_WITH][1], sib[CASE_WITHOUT][2], sib[CASE_WITH][2]);
+        else
+                say("churn: excess_percpu_kib without=%s with=%s ratio=%s\n", without, with, ratio);
         return all_ok ? 0 : 1;
 }

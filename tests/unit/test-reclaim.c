@@ -64,6 +64,7 @@ static void v1_cg(const char *root, const char *cg, uint64_t usage, uint64_t loc
         snprintf(buf, sizeof buf, "cache %" PRIu64 "\nrss 0\nrss_huge 0\nshmem 0\ntotal_cache %" PRIu64 "\n", local, usage);
         put(root, cg, "memory.stat", buf);
         put(root, cg, "memory.force_empty", "");
+        put(root, cg, "cgroup.procs", "");
 }
 
 /* A v1 tree: /p1 (no live children) holds 8 MiB of removed children; /p2 has a live child with 2 MiB and
@@ -299,6 +300,24 @@ static void test_job_v1_policy(void **state) {
                 assert_null(strstr(rec.log, "drop_caches"));
                 reclaim_job_free(j);
         }
+
+        /* A live leaf that runs a task and has kernel memory beyond cache + rss looks like a holder to the
+         * v1 estimate: childless never empties it (force_empty does not refuse a populated cgroup). */
+        rm_rf(root);
+        free(root);
+        root = v1_tree();
+        v1_cg(root, "/p1", 8 << 20, 0);
+        put(root, "/p1", "cgroup.procs", "4242\n");
+        Recorder live = { 0 };
+        cfg.force_empty = FORCE_EMPTY_CHILDLESS;
+        ReclaimJob *lj = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, false);
+        lj->write_fn = record_write;
+        lj->write_userdata = &live;
+        assert_int_equal(reclaim_job_run(lj, NULL), 0);
+        assert_string_equal(lj->results[0].path, "/p1");
+        assert_int_equal(lj->results[0].outcome, RECLAIM_SKIPPED_POLICY);
+        assert_null(strstr(live.log, "force_empty"));
+        reclaim_job_free(lj);
 
         /* drop_caches only when the policy allows it and something could not be reclaimed. */
         rm_rf(root);
