@@ -192,18 +192,20 @@ static int cmd_status(const CtlOptions *o) {
         snapshot_memcg_cost(s, memcg_cost_measurement_load(o->state_dir, &measured) >= 0 ? &measured : NULL, 0, &cost);
         percpu_stats_view_read(o->root, streq(o->root, "/"), s->has_memcg ? s->memcg.live + s->memcg.dying : 0,
                                s->topo.possible_cpus ?: s->topo.online_cpus, s->topo.page_size, &pstats);
+        /* reclaim-dying: the daemon's refault record, and what its write told of memory.reclaim. */
+        json_object *reclaim_o = NULL, *ra, *ans;
+        if (dstatus && json_object_object_get_ex(dstatus, "reclaim", &reclaim_o)) {
+                json_object_get(reclaim_o);
+                if (json_object_object_get_ex(reclaim_o, "memory_reclaim_args", &ra) &&
+                    json_object_object_get_ex(ra, "accepts", &ans) && json_object_get_string(ans)) {
+                        const char *v = json_object_get_string(ans);
+                        if (streq(v, "swappiness") || streq(v, "bytes"))
+                                feat.reclaim_swappiness = streq(v, "swappiness") ? FEATURE_PRESENT : FEATURE_ABSENT;
+                }
+        }
         KernelProbes probes;
         kernel_probes_run(&(ProbeInput){ .root = o->root, .snap = s, .kernel = s->topo.kernel, .features = &feat },
                           &probes);
-        /* reclaim-dying: the daemon's refault record and swappiness= probe, else what shows without writing. */
-        json_object *reclaim_o = NULL;
-        if (dstatus && json_object_object_get_ex(dstatus, "reclaim", &reclaim_o))
-                json_object_get(reclaim_o);
-        else if (s->has_memcg && s->memcg.mode != CGROUP_MEMORY_NONE) {
-                ReclaimWatch w = { .args = reclaim_args_guess(o->root, s->memcg.mount, s->memcg.mode),
-                                   .dying_exact = s->memcg.dying_from_subsys };
-                reclaim_o = reclaim_watch_to_json(&w, s->memcg.mode, now_usec(CLOCK_MONOTONIC));
-        }
         ReportInput in = { .snap = s, .mv = &mv, .set = set, .plan = r >= 0 ? &plan : NULL,
                            .knob = have_knob ? &knob : NULL, .features = &feat, .probes = &probes,
                            .memcg_cost = &cost, .pstats = &pstats, .dry_run = true };

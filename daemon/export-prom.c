@@ -263,10 +263,44 @@ static void get_reclaim_outcomes(const PromInput *in, PromEmit *e) {
                 [RECLAIM_TIMED_OUT] = "timed_out",
                 [RECLAIM_NOT_RUN] = "not_reached",
                 [RECLAIM_NOTHING] = "nothing_reclaimable",
+                [RECLAIM_SKIPPED_SWAP] = "skipped_swap",
+                [RECLAIM_SKIPPED_REFAULTS] = "skipped_refaults",
         };
         for (int o = 0; o < _RECLAIM_OUTCOME_MAX; o++)
                 if (outcomes[o])
                         prom_emit(e, (double) in->counters->reclaim_outcomes[o], outcomes[o]);
+}
+
+static void get_reclaim_refaults(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->reclaim_refaults);
+}
+
+static void get_reclaim_refault_windows(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->reclaim_refault_windows);
+}
+
+static void get_last_refaults(const PromInput *in, PromEmit *e) {
+        if (in->counters->has_last_refaults)
+                prom_emit(e, (double) in->counters->last_refaults);
+}
+
+static void get_last_refault_rate(const PromInput *in, PromEmit *e) {
+        if (in->counters->has_last_refaults)
+                prom_emit(e, in->counters->last_refault_rate_max);
+}
+
+static void get_last_refault_window(const PromInput *in, PromEmit *e) {
+        if (in->counters->has_last_refaults)
+                prom_emit(e, (double) in->counters->last_refault_window_usec / 1e6);
+}
+
+static void get_refault_blocked(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->refault_blocked);
+}
+
+static void get_reclaim_swappiness(const PromInput *in, PromEmit *e) {
+        if (in->counters->reclaim_swappiness >= 0)
+                prom_emit(e, (double) in->counters->reclaim_swappiness);
 }
 
 static void get_exit_rate(const PromInput *in, PromEmit *e) {
@@ -380,6 +414,25 @@ static const PromMetric prom_table[] = {
           "wall-clock time reclaim-dying runs took (scan and writes)", get_reclaim_seconds },
         { "pcptune_reclaim_subtrees_total", PROM_COUNTER, "", { "outcome", NULL },
           "subtrees holding dying memcgs handled by reclaim-dying runs, by outcome", get_reclaim_outcomes },
+        { "pcptune_reclaim_refaulted_pages_total", PROM_COUNTER, "pages", { NULL },
+          "pages refaulted in the live cgroups of reclaimed subtrees, from just before each reclaim to the end of its "
+          "refault window", get_reclaim_refaults },
+        { "pcptune_reclaim_refault_windows_total", PROM_COUNTER, "", { NULL },
+          "reclaim-dying runs whose refault window closed (measured)", get_reclaim_refault_windows },
+        { "pcptune_reclaim_last_refaulted_pages", PROM_GAUGE, "pages", { NULL },
+          "pages refaulted in the live cgroups of the subtrees of the last measured reclaim", get_last_refaults },
+        { "pcptune_reclaim_last_refault_rate_max", PROM_GAUGE, "", { NULL },
+          "pages per second refaulted by the live cgroups of the worst subtree of the last measured reclaim",
+          get_last_refault_rate },
+        { "pcptune_reclaim_last_refault_window_seconds", PROM_GAUGE, "seconds", { NULL },
+          "refault window of the last measured reclaim (counted until this long after the run)",
+          get_last_refault_window },
+        { "pcptune_reclaim_refault_skipped_subtrees", PROM_GAUGE, "", { NULL },
+          "subtrees skipped now for their rule's cooldown: their live cgroups refaulted above max-refault-rate",
+          get_refault_blocked },
+        { "pcptune_reclaim_swappiness_supported", PROM_GAUGE, "", { NULL },
+          "1 when memory.reclaim takes swappiness= (reclaim writes '<bytes> swappiness=0'), 0 when not; absent "
+          "until probed", get_reclaim_swappiness },
         { "pcptune_process_exits_per_second", PROM_GAUGE, "", { NULL },
           "process exit rate the policies see (proc.exit_rate; only while a rule uses it)", get_exit_rate },
         { "pcptune_process_exits_total", PROM_COUNTER, "", { NULL },

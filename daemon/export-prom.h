@@ -73,6 +73,14 @@ typedef struct DaemonCounters {
         uint64_t reclaim_freed_bytes;      /* holders' usage before minus after, summed */
         usec_t reclaim_usec;               /* wall-clock time of the jobs (scan and writes) */
         uint64_t reclaim_outcomes[_RECLAIM_OUTCOME_MAX]; /* per subtree handled */
+        uint64_t reclaim_refaults;         /* pages refaulted in the live cgroups of reclaimed subtrees, per closed window */
+        uint64_t reclaim_refault_windows;  /* refault windows closed (reclaims measured) */
+        bool has_last_refaults;            /* a window closed since start */
+        uint64_t last_refaults;            /* of the last closed window */
+        double last_refault_rate_max;      /* pages/s, the largest subtree of the last window */
+        usec_t last_refault_window_usec;
+        uint64_t refault_blocked;          /* subtrees skipped now for refaulting above max-refault-rate */
+        int reclaim_swappiness;            /* memory.reclaim takes swappiness=: 1, 0, -1 unknown/not v2 */
         bool has_exits;                    /* the proc connector is open */
         uint64_t exits;                    /* process exits it counted */
 } DaemonCounters;

@@ -667,6 +667,14 @@ static void manager_close_refault_window(Manager *m) {
         if (!m->watch.has_record || !r->counting)
                 return;
         n_over = reclaim_watch_close(&m->watch, m->root, strna(m->watch_mount), m->watch_mode, now_usec(CLOCK_MONOTONIC));
+        m->counters.reclaim_refaults += r->refaults;
+        m->counters.reclaim_refault_windows++;
+        m->counters.has_last_refaults = true;
+        m->counters.last_refaults = r->refaults;
+        m->counters.last_refault_window_usec = r->window_usec;
+        m->counters.last_refault_rate_max = 0;
+        for (size_t i = 0; i < r->n_subtrees; i++)
+                m->counters.last_refault_rate_max = MAX(m->counters.last_refault_rate_max, r->subtrees[i].rate);
         for (size_t i = 0; i < r->n_subtrees; i++) {
                 const ReclaimSubtreeRefaults *t = &r->subtrees[i];
                 if (t->after < 0 || t->before < 0)
@@ -1009,6 +1017,16 @@ static void manager_write_metrics(Manager *m, const ReportInput *in, const Kerne
         knobs[n++] = (PromKnob){ .name = m->scale_knob.name, .knob = &m->scale_knob, .present = feat->batch_scale_max,
                                  .value = feat->batch_scale_max_value, .has_target = m->has_scale_target,
                                  .target = m->scale_target, .counters = &m->scale_counts };
+        /* reclaim-dying's collateral: the refault windows and the swappiness= probe. */
+        size_t blocked = 0;
+        for (size_t i = 0; i < m->watch.n_blocks; i++)
+                blocked += m->watch.blocks[i].until > now_usec(CLOCK_MONOTONIC);
+        m->counters.refault_blocked = blocked;
+        m->counters.reclaim_swappiness = in->snap->has_memcg && in->snap->memcg.mode == CGROUP_MEMORY_V2 &&
+                                                         (m->watch.args == RECLAIM_ARGS_SWAPPINESS ||
+                                                          m->watch.args == RECLAIM_ARGS_BYTES)
+                                                 ? m->watch.args == RECLAIM_ARGS_SWAPPINESS
+                                                 : -1;
         m->counters.has_exits = m->procexit;
         if (m->procexit) {
                 ProcExitCounters c;
@@ -1171,6 +1189,8 @@ static int manager_sample_full(Manager *m, bool cheap) {
         kernel_features_probe(m->root, &m->features);
         if (m->floor_state != FEATURE_UNKNOWN)
                 m->features.fraction_floor = m->floor_state;
+        if (m->watch.args == RECLAIM_ARGS_SWAPPINESS || m->watch.args == RECLAIM_ARGS_BYTES)
+                m->features.reclaim_swappiness = m->watch.args == RECLAIM_ARGS_SWAPPINESS ? FEATURE_PRESENT : FEATURE_ABSENT;
         kernel_probes_run(&(ProbeInput){ .root = m->root, .snap = s, .kernel = s->topo.kernel, .features = &m->features },
                           &m->probes);
 

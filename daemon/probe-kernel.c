@@ -13,12 +13,15 @@ static bool exists_at(const char *root, const char *path) {
 }
 
 void kernel_features_probe(const char *root, KernelFeatures *ret) {
-        KernelFeatures f = { .fraction_floor = FEATURE_UNKNOWN };
+        KernelFeatures f = { .fraction_floor = FEATURE_UNKNOWN, .reclaim_swappiness = FEATURE_UNKNOWN };
         int64_t v;
 
-        if (root && !streq(root, "/"))
+        if (root && !streq(root, "/")) {
                 f.fraction_floor = read_int64_at(root, "/.pcptune/fraction-floor", &v) >= 0 && v == 1 ? FEATURE_PRESENT
                                                                                                      : FEATURE_ABSENT;
+                if (read_int64_at(root, "/.pcptune/memory-reclaim-swappiness", &v) >= 0 && (v == 0 || v == 1))
+                        f.reclaim_swappiness = v ? FEATURE_PRESENT : FEATURE_ABSENT;
+        }
         f.batch_scale_max = read_int64_at(root, SYSCTL_PCP_BATCH_SCALE_MAX_PATH, &f.batch_scale_max_value) >= 0;
         f.percpu_sysfs = exists_at(root, PERCPU_SYSFS_DIR "/nr_populated_pages");
         f.percpu_depopulate = exists_at(root, PERCPU_SYSFS_DIR "/depopulate");
@@ -249,6 +252,60 @@ static void probe_reparenting(const ProbeInput *in, ProbeResult *r) {
                                           : "page cache pins removed memcgs until reclaimed: reclaim-dying frees them");
 }
 
+/*
+ * memory.reclaim arguments: whether "<bytes> swappiness=0" is taken (6.12+:
+ * memory_reclaim() parses "swappiness=%d" after the size, mm/memcontrol.c;
+ * 6.1 parses the whole buffer as a size), told by the daemon's write of
+ * "0 swappiness=0" (features->reclaim_swappiness); and whether cgroup.stat
+ * counts dying memory csses (nr_dying_subsys_memory, 6.12+), which makes
+ * the per-subtree dying counts of reclaim-dying exact.
+ */
+static void probe_reclaim_args(const ProbeInput *in, ProbeResult *r) {
+        const Snapshot *s = in->snap;
+        FeatureState st = in->features ? in->features->reclaim_swappiness : FEATURE_UNKNOWN;
+        char file[PATH_MAX];
+        const char *dying;
+
+        if (!s || !s->has_memcg || s->memcg.mode == CGROUP_MEMORY_NONE || !s->memcg.mount) {
+                set_text(r->evidence, "%s", s ? "no memory cgroup hierarchy" : "a hypothetical shape");
+                set_text(r->effect, "%s", s ? "reclaim-dying has nothing to reclaim here"
+                                            : "as on the host: pcptuned probes memory.reclaim where it runs");
+                return;
+        }
+        if (s->memcg.mode == CGROUP_MEMORY_V1) {
+                r->answer = PROBE_NO;
+                set_text(r->evidence, "cgroup v1 (%s): no memory.reclaim; dying memcgs per subtree are estimated from "
+                                      "charges (v1 counts none per cgroup)",
+                         s->memcg.mount);
+                set_text(r->effect, "reclaim-dying uses memory.force_empty; force-empty: childless never touches a "
+                                    "parent with a live child nor a cgroup that runs tasks");
+                return;
+        }
+        dying = s->memcg.dying_from_subsys ? "cgroup.stat has nr_dying_subsys_memory: per-subtree dying counts are exact"
+                                           : "no nr_dying_subsys_memory: per-subtree dying counts from nr_dying_descendants "
+                                             "(every controller's)";
+        snprintf(file, sizeof file, "%s/memory.reclaim", s->memcg.mount);
+        if (in->root && !exists_at(in->root, file) && st == FEATURE_UNKNOWN) {
+                r->answer = PROBE_NO;
+                set_text(r->evidence, "no %s (before 5.19); %s", file, dying);
+                set_text(r->effect, "reclaim-dying has nothing to write here");
+                return;
+        }
+        r->answer = st == FEATURE_PRESENT ? PROBE_YES : st == FEATURE_ABSENT ? PROBE_NO : PROBE_UNKNOWN;
+        set_text(r->evidence, "%s; %s",
+                 st == FEATURE_PRESENT ? "'0 swappiness=0' written to memory.reclaim was accepted"
+                 : st == FEATURE_ABSENT ? "'0 swappiness=0' to memory.reclaim: EINVAL, '0' accepted"
+                                        : "only a write tells: pcptuned writes '0 swappiness=0' to memory.reclaim when a "
+                                          "reclaim-dying rule is loaded (not in dry-run)",
+                 dying);
+        set_text(r->effect, "%s",
+                 st == FEATURE_PRESENT ? "reclaim writes '<bytes> swappiness=0': file pages only, no live cgroup's "
+                                         "anonymous memory is swapped"
+                 : st == FEATURE_ABSENT ? "v2 subtrees are skipped unless the rule says allow-swap: true (a plain "
+                                          "'<bytes>' may swap live cgroups' anonymous memory)"
+                                        : "reclaim probes on its first subtree before writing");
+}
+
 /* ---- pcptune's contrib kernel patches ---- */
 static void probe_contrib_floor(const ProbeInput *in, ProbeResult *r) {
         FeatureState st = in->features ? in->features->fraction_floor : FEATURE_UNKNOWN;
@@ -290,6 +347,7 @@ static const ProbeDesc probe_table[] = {
         { PROBE_PCP_AUTOTUNE, probe_pcp_autotune },
         { PROBE_BATCHED_FREES, probe_batched_frees },
         { PROBE_REPARENTING, probe_reparenting },
+        { PROBE_RECLAIM_ARGS, probe_reclaim_args },
         { "contrib 0001, fraction -1", probe_contrib_floor },
         { "contrib 0002, vm.pcp_batch_scale_max", probe_contrib_scale },
         { "contrib 0003, /sys/kernel/mm/percpu", probe_contrib_percpu },

@@ -20,6 +20,10 @@
  */
 typedef struct KernelFeatures {
         FeatureState fraction_floor;
+        /* memory.reclaim takes "<bytes> swappiness=N": only a write tells (the daemon writes
+         * "0 swappiness=0", see reclaim_probe_args()); a root tree declares it in
+         * .pcptune/memory-reclaim-swappiness (1 or 0). */
+        FeatureState reclaim_swappiness;
         bool batch_scale_max;
         int64_t batch_scale_max_value;
         bool percpu_sysfs;
@@ -95,4 +99,5 @@ bool kernel_batched_free_path(const KernelVersion *v);
 #define PROBE_BATCHED_FREES "batched bulk frees"
 #define PROBE_REPARENTING "dying memcg reparenting"
 #define PROBE_PCP_AUTOTUNE "pcp high auto-tuning"
+#define PROBE_RECLAIM_ARGS "memory.reclaim arguments"
 

@@ -219,6 +219,11 @@ json_object *reclaim_watch_to_json(const ReclaimWatch *w, CgroupMode mode, usec_
         }
         json_object_object_add(adv, "label", json_object_new_string("memory.reclaim arguments"));
         json_object_object_add(adv, "answer", json_object_new_string(reclaim_args_answer(w->args)));
+        /* What the write told, for `pcptunectl status` (probe-kernel.c's row). */
+        json_object_object_add(adv, "accepts", json_object_new_string(w->args == RECLAIM_ARGS_SWAPPINESS ? "swappiness"
+                                                                      : w->args == RECLAIM_ARGS_BYTES ? "bytes"
+                                                                      : w->args == RECLAIM_ARGS_NONE  ? "none"
+                                                                                                      : "unknown"));
         json_object_object_add(adv, "evidence", json_object_new_string(
                                                         args_evidence(ev, sizeof ev, w->args, mode, w->probe_file, w->probe_error)));
         json_object_object_add(adv, "effect", json_object_new_string(args_effect(w->args, mode)));
@@ -282,16 +287,13 @@ static bool jget(json_object *o, const char *key, json_object **ret) {
 }
 
 void reclaim_watch_print_json(FILE *f, json_object *reclaim) {
-        json_object *adv, *last, *skipped, *v;
+        json_object *last, *skipped, *v;
 
-        if (!reclaim)
+        /* What memory.reclaim accepts is the kernel probe row "memory.reclaim arguments" (probe-kernel.c). */
+        if (!reclaim || (!jget(reclaim, "last", &last) &&
+                         !(jget(reclaim, "skipped_subtrees", &skipped) && json_object_array_length(skipped) > 0)))
                 return;
         fprintf(f, "\nreclaim-dying:\n");
-        if (jget(reclaim, "memory_reclaim_args", &adv))
-                fprintf(f, "  memory.reclaim arguments: %s (%s); %s\n", strna(jstr(adv, "answer")), strna(jstr(adv, "evidence")),
-                        strna(jstr(adv, "effect")));
-        if (jstr(reclaim, "dying_per_subtree"))
-                fprintf(f, "  dying memcgs per subtree: %s\n", jstr(reclaim, "dying_per_subtree"));
         if (jget(reclaim, "last", &last)) {
                 json_object *subs;
                 int64_t window = jget(last, "refault_window_usec", &v) ? json_object_get_int64(v) : 0;
