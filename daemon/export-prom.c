@@ -279,28 +279,29 @@ static void get_reclaim_refault_windows(const PromInput *in, PromEmit *e) {
         prom_emit(e, (double) in->counters->reclaim_refault_windows);
 }
 
+/* The last measured run: 0 before the first (every metric is served from the first sample on). */
 static void get_last_refaults(const PromInput *in, PromEmit *e) {
-        if (in->counters->has_last_refaults)
-                prom_emit(e, (double) in->counters->last_refaults);
+        prom_emit(e, in->counters->has_last_refaults ? (double) in->counters->last_refaults : 0);
 }
 
 static void get_last_refault_rate(const PromInput *in, PromEmit *e) {
-        if (in->counters->has_last_refaults)
-                prom_emit(e, in->counters->last_refault_rate_max);
+        prom_emit(e, in->counters->has_last_refaults ? in->counters->last_refault_rate_max : 0);
 }
 
 static void get_last_refault_window(const PromInput *in, PromEmit *e) {
-        if (in->counters->has_last_refaults)
-                prom_emit(e, (double) in->counters->last_refault_window_usec / 1e6);
+        prom_emit(e, in->counters->has_last_refaults ? (double) in->counters->last_refault_window_usec / 1e6 : 0);
 }
 
 static void get_refault_blocked(const PromInput *in, PromEmit *e) {
         prom_emit(e, (double) in->counters->refault_blocked);
 }
 
+/* A state set: 1 for the current answer, 0 for the others. */
 static void get_reclaim_swappiness(const PromInput *in, PromEmit *e) {
-        if (in->counters->reclaim_swappiness >= 0)
-                prom_emit(e, (double) in->counters->reclaim_swappiness);
+        int v = in->counters->reclaim_swappiness;
+        prom_emit(e, v == 1 ? 1.0 : 0.0, "yes");
+        prom_emit(e, v == 0 ? 1.0 : 0.0, "no");
+        prom_emit(e, v < 0 ? 1.0 : 0.0, "unknown");
 }
 
 static void get_exit_rate(const PromInput *in, PromEmit *e) {
@@ -420,7 +421,8 @@ static const PromMetric prom_table[] = {
         { "pcptune_reclaim_refault_windows_total", PROM_COUNTER, "", { NULL },
           "reclaim-dying runs whose refault window closed (measured)", get_reclaim_refault_windows },
         { "pcptune_reclaim_last_refaulted_pages", PROM_GAUGE, "pages", { NULL },
-          "pages refaulted in the live cgroups of the subtrees of the last measured reclaim", get_last_refaults },
+          "pages refaulted in the live cgroups of the subtrees of the last measured reclaim (0 before the first)",
+          get_last_refaults },
         { "pcptune_reclaim_last_refault_rate_max", PROM_GAUGE, "", { NULL },
           "pages per second refaulted by the live cgroups of the worst subtree of the last measured reclaim",
           get_last_refault_rate },
@@ -430,9 +432,9 @@ static const PromMetric prom_table[] = {
         { "pcptune_reclaim_refault_skipped_subtrees", PROM_GAUGE, "", { NULL },
           "subtrees skipped now for their rule's cooldown: their live cgroups refaulted above max-refault-rate",
           get_refault_blocked },
-        { "pcptune_reclaim_swappiness_supported", PROM_GAUGE, "", { NULL },
-          "1 when memory.reclaim takes swappiness= (reclaim writes '<bytes> swappiness=0'), 0 when not; absent "
-          "until probed", get_reclaim_swappiness },
+        { "pcptune_reclaim_swappiness", PROM_GAUGE, "", { "answer", NULL },
+          "1 for whether memory.reclaim takes swappiness= (yes: reclaim writes '<bytes> swappiness=0'; unknown: "
+          "cgroup v1 or not probed)", get_reclaim_swappiness },
         { "pcptune_process_exits_per_second", PROM_GAUGE, "", { NULL },
           "process exit rate the policies see (proc.exit_rate; only while a rule uses it)", get_exit_rate },
         { "pcptune_process_exits_total", PROM_COUNTER, "", { NULL },
