@@ -28,17 +28,30 @@ vg "$PCPTUNECTL" validate --no-owner-check "$top_srcdir/tests/policies/good" "$t
 rc=$?; [ $rc = 1 ] && tap_ok "valgrind: pcptunectl validate over good and bad policies" || tap_fail "valgrind validate" "exit $rc" "$(cat "$tmp/out")"
 
 if [ "$(id -u)" = 0 ]; then
+	# A Kubernetes ConfigMap volume: ..data -> ..<timestamp>, NAME -> ..data/NAME, the volume 0777.
+	cm=$tmp/cm; mkdir -m 0777 "$cm"; chmod 0777 "$cm"; mkdir "$cm/..2026_12_01_00_00_00.1"
+	cp "$pol"/*.yaml "$cm/..2026_12_01_00_00_00.1/"; ln -s ..2026_12_01_00_00_00.1 "$cm/..data"
+	for f in "$pol"/*.yaml; do ln -s "..data/${f##*/}" "$cm/${f##*/}"; done
+	vg "$PCPTUNECTL" validate "$cm" >"$tmp/out" 2>&1
+	rc=$?; [ $rc = 0 ] && tap_ok "valgrind: pcptunectl validate of a ConfigMap volume" || tap_fail "valgrind validate ConfigMap" "exit $rc" "$(cat "$tmp/out")"
+	mkdir -p "$tmp/pol2"; cp "$pol"/*.yaml "$tmp/pol2/"; ln -s pol "$tmp/pol-link"
 	cp -r "$FIXTURES/6.18.44-fc-live-smp2-24G/root" "$tmp/root"; chmod -R u+w "$tmp/root"
 	# Not through vg(): $! must be valgrind itself, not a subshell.
 	"$VALGRIND" -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
 		--show-leak-kinds=definite,indirect \
-		"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$pol" --interval 200ms >"$tmp/log" 2>&1 &
+		"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$tmp/pol-link" --interval 200ms >"$tmp/log" 2>&1 &
 	pid=$!
 	wait_for 300 grep -q "Confirmed\|do not show the model" "$tmp/log"
 	sleep 1; kill -HUP $pid; sleep 1.5
+	# A change in the directory, then the symlinked directory retargeted: two watched reloads.
+	touch "$pol"/*.yaml; sleep 1.5
+	ln -sfn pol2 "$tmp/pol-link"; sleep 1.5
+	vg "$PCPTUNECTL" --state-dir "$tmp/state" liveness >"$tmp/out" 2>&1
+	rc=$?; [ $rc = 0 ] && tap_ok "valgrind: pcptunectl liveness" || tap_fail "valgrind liveness" "exit $rc" "$(cat "$tmp/out")"
 	kill -TERM $pid; wait $pid; rc=$?; pid=""
-	if [ $rc = 0 ] && [ "$(cat "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction")" = 0 ]; then
-		tap_ok "valgrind: daemon loop with samples, reload and restore is clean"
+	if [ $rc = 0 ] && [ "$(cat "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction")" = 0 ] &&
+		[ "$(grep -c '^Loaded 1 policy from' "$tmp/log")" = 4 ]; then
+		tap_ok "valgrind: daemon loop with samples, reloads (SIGHUP, inotify, retargeted symlink) and restore is clean"
 	else
 		tap_fail "valgrind daemon loop" "exit $rc" "$(cat "$tmp/log")"
 	fi
