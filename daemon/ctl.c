@@ -185,6 +185,13 @@ static int cmd_status(const CtlOptions *o) {
                 const char *v = json_object_get_string(ff);
                 feat.fraction_floor = streq(v, "yes") ? FEATURE_PRESENT : streq(v, "no") ? FEATURE_ABSENT : FEATURE_UNKNOWN;
         }
+        /* Bulk-free holds: only the daemon traces them; its status file is read back like any input. */
+        BulkFreeView bulk = { .why = pid > 0 ? "pcptuned's status has no valid bulk_free" : "pcptuned is not running" };
+        char bulk_why[256];
+        json_object *bulk_o;
+        if (dstatus && json_object_object_get_ex(dstatus, "bulk_free", &bulk_o) &&
+            report_bulk_free_from_json(bulk_o, &bulk, bulk_why, sizeof bulk_why) < 0)
+                bulk = (BulkFreeView){ .why = "pcptuned's status has an invalid bulk_free" };
         /* The per-memcg cost as pcptuned would take it (its running estimate aside). */
         MemcgCostMeasurement measured;
         MemcgCost cost;
@@ -208,7 +215,7 @@ static int cmd_status(const CtlOptions *o) {
                           &probes);
         ReportInput in = { .snap = s, .mv = &mv, .set = set, .plan = r >= 0 ? &plan : NULL,
                            .knob = have_knob ? &knob : NULL, .features = &feat, .probes = &probes,
-                           .memcg_cost = &cost, .pstats = &pstats, .dry_run = true };
+                           .memcg_cost = &cost, .pstats = &pstats, .dry_run = true, .bulk_free = &bulk };
         if (o->json) {
                 json_object *out = report_to_json(&in), *d = json_object_new_object();
                 json_object_object_add(d, "running", json_object_new_boolean(pid > 0));

@@ -28,6 +28,9 @@ static void help(void) {
                "                         (default: %s, if it exists, for root /)\n"
                "      --no-metrics       write no metrics file\n"
                "      --list-metrics     list the metrics (name, type, unit, labels, help) and exit\n"
+               "      --bulk-free-period DURATION\n"
+               "                         one second of bulk-free tracing per DURATION (5s .. 24h,\n"
+               "                         default 60s; 0 never traces)\n"
                "  -v, --verbose          debug logging\n"
                "      --version          print the version\n"
                "  -h, --help             this help\n",
@@ -46,7 +49,7 @@ static void list_metrics(void) {
 }
 
 int main(int argc, char **argv) {
-        enum { OPT_VERSION = 0x100, OPT_JSON, OPT_METRICS_DIR, OPT_NO_METRICS, OPT_LIST_METRICS };
+        enum { OPT_VERSION = 0x100, OPT_JSON, OPT_METRICS_DIR, OPT_NO_METRICS, OPT_LIST_METRICS, OPT_BULK_FREE_PERIOD };
         static const struct option options[] = {
                 { "policy-dir", required_argument, NULL, 'p' },
                 { "state-dir", required_argument, NULL, 's' },
@@ -58,6 +61,7 @@ int main(int argc, char **argv) {
                 { "metrics-dir", required_argument, NULL, OPT_METRICS_DIR },
                 { "no-metrics", no_argument, NULL, OPT_NO_METRICS },
                 { "list-metrics", no_argument, NULL, OPT_LIST_METRICS },
+                { "bulk-free-period", required_argument, NULL, OPT_BULK_FREE_PERIOD },
                 { "verbose", no_argument, NULL, 'v' },
                 { "version", no_argument, NULL, OPT_VERSION },
                 { "help", no_argument, NULL, 'h' },
@@ -108,6 +112,16 @@ int main(int argc, char **argv) {
                 case OPT_LIST_METRICS:
                         list_metrics();
                         return 0;
+                case OPT_BULK_FREE_PERIOD:
+                        if (streq(optarg, "0"))
+                                cfg.bulk_free_period_usec = USEC_INFINITY;
+                        else if (parse_duration(optarg, &cfg.bulk_free_period_usec) < 0 ||
+                                 cfg.bulk_free_period_usec < 5 * USEC_PER_SEC ||
+                                 cfg.bulk_free_period_usec > 24 * 3600 * USEC_PER_SEC) {
+                                fprintf(stderr, "pcptuned: invalid --bulk-free-period '%s' (0, or 5s .. 24h)\n", optarg);
+                                return 2;
+                        }
+                        break;
                 case 'v':
                         level = LOG_DEBUG;
                         break;

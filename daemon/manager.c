@@ -25,6 +25,7 @@
 #include "repair.h"
 #include "report.h"
 #include "snapshot.h"
+#include "source-bulkfree.h"
 #include "source-procexit.h"
 #include "source-psi.h"
 #include "source-percpu-stats.h"
@@ -32,6 +33,19 @@
 #define LOCK_FILE "pcptuned.lock"
 #define STATUS_FILE "status.json"
 #define RESUME_PREFIX "resume-"
+
+/* Bulk-free tracing (see on_bulk_timer()). */
+#define BULK_WINDOW_USEC (1 * USEC_PER_SEC)
+#define BULK_PERIOD_DEFAULT_USEC (60 * USEC_PER_SEC)
+#define BULK_PERIOD_MIN_USEC (5 * USEC_PER_SEC)      /* a storm restarts tracing at most this often */
+#define BULK_KEEP_USEC (600 * USEC_PER_SEC)          /* the metrics' window */
+#define BULK_WINDOW_CAPACITY 16384                   /* bulk frees kept (16 KiB x 12 B) */
+#define BULK_READ_MAX_BYTES ((size_t) 8 << 20)       /* trace text per read */
+#define BULK_BUFFER_TOTAL_KB 4096U
+#define BULK_BUFFER_MIN_KB 128U
+#define BULK_BUFFER_MAX_KB 1024U
+#define BULK_COST_BUDGET 0.005                       /* reading: 0.5% of one CPU on average */
+#define BULK_STORM_BUDGET 0.02                       /* 2% while tracing a storm continuously */
 
 struct Manager {
         char *root;
@@ -83,6 +97,14 @@ struct Manager {
         sd_event_source *inotify_parent;  /* the directory that holds it: a symlink retargeted, a directory replaced */
         char *policy_dir_name;            /* the last component of the policy directory's path */
         sd_event_source *reload_debounce;
+
+        /* pcp bulk-free holds from a private trace instance (source-bulkfree.h), with a duty cycle. */
+        BulkFreeSource *bulk;
+        sd_event_source *bulk_timer;
+        char bulk_why[256];               /* why pcp.bulk_free.* is unavailable */
+        usec_t bulk_window_cost;          /* CPU spent reading in the current window */
+        usec_t bulk_window_start;
+        usec_t bulk_period_usec;          /* one BULK_WINDOW_USEC of tracing per period; 0: never */
         Snapshot *prev;                   /* the last snapshot: costly sources are reused from it */
         unsigned zoneinfo_skips, memcg_skips;
 
@@ -137,6 +159,8 @@ Manager *manager_free(Manager *m) {
         reclaim_worker_stop(m->reclaim);
         proc_exit_source_free(m->procexit);
         sd_event_source_disable_unref(m->fast_tick);
+        sd_event_source_disable_unref(m->bulk_timer);
+        bulk_free_source_free(m->bulk);
         sd_event_source_disable_unref(m->psi_io);
         if (m->psi_fd >= 0)
                 close(m->psi_fd);
@@ -192,11 +216,15 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
                         return -ENOMEM;
         }
         m->interval_usec = cfg->interval_usec ?: INTERVAL_DEFAULT_USEC;
+        m->bulk_period_usec = cfg->bulk_free_period_usec == USEC_INFINITY ? 0
+                              : cfg->bulk_free_period_usec ?: BULK_PERIOD_DEFAULT_USEC;
         m->dry_run = cfg->dry_run;
         m->once = cfg->once;
         m->json = cfg->json;
         m->check_owner = cfg->check_owner;
         m->report = cfg->report ?: stdout;
+        snprintf(m->bulk_why, sizeof m->bulk_why, "%s",
+                 cfg->once ? "measured by the running pcptuned only (not with --once)" : "not started");
         m->pcp_knob = (Knob){ .min_value = PCP_FRACTION_FLOOR, .max_value = INT_MAX };
         m->scale_knob = (Knob){ .name = SYSCTL_PCP_BATCH_SCALE_MAX, .path = SYSCTL_PCP_BATCH_SCALE_MAX_PATH,
                                 .min_value = 0, .max_value = 6 };
@@ -1126,6 +1154,52 @@ static void manager_exit_metric(Manager *m, MetricValues *mv, usec_t now) {
         mv->why_unavailable[METRIC_PROC_EXIT_RATE] = m->exit_unavailable ?: "no rule uses it";
 }
 
+/* Read what the trace buffer holds now (bounded), counting the CPU it took against the window's budget. */
+static void manager_bulk_read(Manager *m) {
+        BulkFreeCounters c;
+        int r;
+
+        if (!bulk_free_source_tracing(m->bulk))
+                return;
+        r = bulk_free_source_read(m->bulk, BULK_READ_MAX_BYTES);
+        bulk_free_source_counters(m->bulk, &c);
+        m->bulk_window_cost += c.last_cost_usec;
+        if (r < 0)
+                log_debug_errno(r, "Failed to read the trace instance: %s", errno_str(r));
+}
+
+static void manager_bulk_free_view(Manager *m, usec_t now, BulkFreeView *v) {
+        *v = (BulkFreeView){ .why = m->bulk_why, .window_usec = BULK_KEEP_USEC };
+        if (!m->bulk)
+                return;
+        manager_bulk_read(m);
+        bulk_free_source_counters(m->bulk, &v->c);
+        if (v->c.windows == 0 || (v->c.windows == 1 && bulk_free_source_tracing(m->bulk))) {
+                v->why = "no tracing window has completed yet";
+                return;
+        }
+        if (bulk_free_window_summarize(bulk_free_source_window(m->bulk), now > BULK_KEEP_USEC ? now - BULK_KEEP_USEC : 0,
+                                       &v->sum) < 0) {
+                v->why = "out of memory";
+                return;
+        }
+        v->available = true;
+}
+
+static void manager_bulk_free_metrics(const BulkFreeView *v, MetricValues *mv) {
+        if (!v->available) {
+                for (MetricId i = METRIC_PCP_BULK_FREE_P99; i <= METRIC_PCP_BULK_FREE_SAMPLES; i++) {
+                        mv->available[i] = false;
+                        mv->why_unavailable[i] = v->why;
+                }
+                return;
+        }
+        /* No bulk free in the window: no hold to bound, so 0 (the window itself was traced). */
+        metric_set(mv, METRIC_PCP_BULK_FREE_P99, v->sum.p99_seconds);
+        metric_set(mv, METRIC_PCP_BULK_FREE_PAGES_P99, (double) v->sum.pages_p99);
+        metric_set(mv, METRIC_PCP_BULK_FREE_SAMPLES, (double) v->sum.samples);
+}
+
 /* One sample: sources -> snapshot -> evaluation -> plan -> actuators.  cheap: reuse costly sources. */
 static bool manager_has_reclaim_rule(const Manager *m) {
         for (size_t i = 0; m->policies && i < m->policies->n_policies; i++)
@@ -1184,6 +1258,9 @@ static int manager_sample_full(Manager *m, bool cheap) {
         now = now_usec(CLOCK_MONOTONIC);
         manager_exit_metric(m, &mv, now);
         manager_probe_reclaim_args(m, s);
+        BulkFreeView bulk;
+        manager_bulk_free_view(m, now, &bulk);
+        manager_bulk_free_metrics(&bulk, &mv);
         manager_estimate_memcg_cost(m, s);
 
         kernel_features_probe(m->root, &m->features);
@@ -1228,7 +1305,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
         manager_memcg_cost(m, s, &cost);
         ReportInput in = { .snap = s, .mv = &mv, .set = m->policies, .plan = &plan,
                            .knob = m->knob_known ? &m->pcp_knob : NULL, .features = &m->features, .probes = &m->probes,
-                           .memcg_cost = &cost,
+                           .memcg_cost = &cost, .bulk_free = &bulk,
                            .dry_run = m->dry_run };
         if (m->once) {
                 if (m->json) {
@@ -1272,10 +1349,20 @@ static int on_fast_tick(sd_event_source *es, uint64_t usec, void *userdata);
 /* 1 s ticks while a storm may be forming (the exit rate is at least a quarter of the lowest
  * threshold a rule compares it with) or an exit rule is active (its until: must be seen to hold);
  * none otherwise: background exits only wake the socket. */
+static bool manager_exits_busy(Manager *m, usec_t now) {
+        return m->procexit && (m->exit_rules_active || proc_exit_rate(m->procexit, now) >= m->exit_tick_rate);
+}
+
 static void manager_arm_fast_tick(Manager *m) {
         usec_t now = now_usec(CLOCK_MONOTONIC);
-        bool want = m->procexit && (m->exit_rules_active || proc_exit_rate(m->procexit, now) >= m->exit_tick_rate);
+        bool want = manager_exits_busy(m, now);
         int enabled = SD_EVENT_OFF;
+
+        /* An exit storm is when bulk frees are long: trace it now instead of at the next window. */
+        if (want && m->bulk && m->bulk_timer && !bulk_free_source_tracing(m->bulk) && now >= m->bulk_window_start + BULK_PERIOD_MIN_USEC) {
+                (void) sd_event_source_set_time(m->bulk_timer, now);
+                (void) sd_event_source_set_enabled(m->bulk_timer, SD_EVENT_ONESHOT);
+        }
 
         if (!want || !m->event) {
                 if (m->fast_tick)
@@ -1454,6 +1541,88 @@ static void manager_update_procexit(Manager *m) {
         proc_exit_counters(m->procexit, &c);
         log_info("Listening to process exits on the proc connector (%s)",
                  c.filtered ? "exit events only: the kernel filters" : "all events: this kernel has no filter");
+}
+
+/*
+ * The duty cycle: tracing on for BULK_WINDOW_USEC every period, and on for as long as an exit storm
+ * lasts (the proc connector's rate, when a rule opened it), read at each tick.  Tracing costs in
+ * the kernel (an event per page freed, ~0.2 us inside the free path) and reading costs the daemon
+ * CPU (the text is formatted by the kernel in read()): a window whose reads took more than
+ * BULK_COST_BUDGET of the wall time pushes the next window out in proportion, and a storm stops
+ * being traced continuously once one second of it costs more than BULK_STORM_BUDGET.
+ */
+static int on_bulk_timer(sd_event_source *es, uint64_t usec, void *userdata) {
+        Manager *m = userdata;
+        usec_t now = now_usec(CLOCK_MONOTONIC), next;
+        int r;
+
+        if (!bulk_free_source_tracing(m->bulk)) {
+                r = bulk_free_source_start(m->bulk);
+                if (r < 0) {
+                        log_warning_errno(r, "Failed to start tracing bulk frees: %s, retrying in %.0f s", errno_str(r),
+                                          (double) m->bulk_period_usec / 1e6);
+                        next = m->bulk_period_usec;
+                } else {
+                        m->bulk_window_cost = 0;
+                        m->bulk_window_start = now;
+                        next = BULK_WINDOW_USEC;
+                }
+        } else if (manager_exits_busy(m, now) &&
+                   (double) m->bulk_window_cost <= BULK_STORM_BUDGET * (double) (now - m->bulk_window_start)) {
+                manager_bulk_read(m);
+                next = BULK_WINDOW_USEC;
+        } else {
+                BulkFreeCounters c;
+                r = bulk_free_source_stop(m->bulk);
+                bulk_free_source_counters(m->bulk, &c);
+                m->bulk_window_cost += c.last_cost_usec;
+                if (r < 0)
+                        log_debug_errno(r, "Failed to stop tracing bulk frees: %s", errno_str(r));
+                usec_t on = now - m->bulk_window_start;
+                next = m->bulk_period_usec > on ? m->bulk_period_usec - on : 0;
+                usec_t stretch = (usec_t) ((double) m->bulk_window_cost / BULK_COST_BUDGET);
+                if (stretch > on + next) {
+                        log_info("Reading the trace buffer took %" PRIu64 " us of CPU in %.1f s of tracing: next "
+                                 "window in %.0f s instead of %.0f s",
+                                 m->bulk_window_cost, (double) on / 1e6, (double) (stretch - on) / 1e6,
+                                 (double) next / 1e6);
+                        next = stretch - on;
+                }
+        }
+        r = sd_event_source_set_time(es, now_usec(CLOCK_MONOTONIC) + next);
+        if (r >= 0)
+                r = sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
+        if (r < 0)
+                return log_error_errno(r, "Failed to re-arm the bulk-free timer: %s", errno_str(r));
+        return 0;
+}
+
+static void manager_setup_bulk_free(Manager *m) {
+        _cleanup_(topology_done) Topology topo = { 0 };
+        int r;
+
+        if (m->bulk_period_usec == 0) {
+                snprintf(m->bulk_why, sizeof m->bulk_why, "disabled (--bulk-free-period 0)");
+                return;
+        }
+        /* A bounded buffer: BULK_BUFFER_TOTAL_KB over the CPUs, within [BULK_BUFFER_MIN_KB, BULK_BUFFER_MAX_KB]. */
+        unsigned cpus = topology_read(m->root, &topo) >= 0 ? MAX(topo.possible_cpus, topo.online_cpus) : 1;
+        unsigned kb = CLAMP(BULK_BUFFER_TOTAL_KB / MAX(cpus, 1U), BULK_BUFFER_MIN_KB, BULK_BUFFER_MAX_KB);
+        r = bulk_free_source_new(m->root, kb, BULK_WINDOW_CAPACITY, &m->bulk, m->bulk_why, sizeof m->bulk_why);
+        if (r < 0) {
+                log_info("pcp.bulk_free.* are unavailable: %s", m->bulk_why);
+                return;
+        }
+        r = sd_event_add_time(m->event, &m->bulk_timer, CLOCK_MONOTONIC, now_usec(CLOCK_MONOTONIC) + BULK_WINDOW_USEC,
+                              0, on_bulk_timer, m);
+        if (r < 0) {
+                snprintf(m->bulk_why, sizeof m->bulk_why, "no timer: %s", errno_str(r));
+                m->bulk = bulk_free_source_free(m->bulk);
+                return;
+        }
+        log_info("Measuring pcp bulk frees through tracefs: %.0f s of tracing every %.0f s and during exit storms, "
+                 "%u KiB of buffer per CPU",
+                 (double) BULK_WINDOW_USEC / 1e6, (double) m->bulk_period_usec / 1e6, kb);
 }
 
 static void manager_update_sources(Manager *m) {
@@ -1663,6 +1832,7 @@ static int manager_setup_loop(Manager *m) {
                 return log_error_errno(r, "Failed to add the sampling timer: %s", errno_str(r));
         manager_watch_policy_dir(m);
         manager_update_sources(m);
+        manager_setup_bulk_free(m);
         /* Pings WATCHDOG=1 at half of WatchdogSec when the unit sets it; no-op otherwise. */
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)
@@ -1675,6 +1845,8 @@ static int manager_shutdown(Manager *m) {
         int r = 0;
 
         (void) sd_notify(false, "STOPPING=1\nSTATUS=Restoring original values");
+        m->bulk_timer = sd_event_source_disable_unref(m->bulk_timer);
+        m->bulk = bulk_free_source_free(m->bulk);
         /* A reclaim in flight is interrupted (its writes are bounded anyway) before restoring. */
         m->reclaim = reclaim_worker_stop(m->reclaim);
         if (m->knob_known && m->pcp_knob.managed && !m->dry_run) {

@@ -45,6 +45,13 @@ static const MetricInfo metric_table[_METRIC_MAX] = {
         [METRIC_MEMCG_IDS_USED] = { "memcg.ids_used", METRIC_UNIT_COUNT,
                                     "memcg IDs that may be taken, of 65535: live memcgs, plus dying ones while swap "
                                     "is in use" },
+        [METRIC_PCP_BULK_FREE_P99] = { "pcp.bulk_free.p99", METRIC_UNIT_SECONDS,
+                                       "99th percentile of pcp bulk-free zone->lock holds measured by tracing "
+                                       "(pcptuned only; a lower bound, see pcptuned(8))" },
+        [METRIC_PCP_BULK_FREE_PAGES_P99] = { "pcp.bulk_free.pages.p99", METRIC_UNIT_PAGES,
+                                             "99th percentile of pages moved per pcp bulk free (pcptuned only)" },
+        [METRIC_PCP_BULK_FREE_SAMPLES] = { "pcp.bulk_free.samples", METRIC_UNIT_COUNT,
+                                           "pcp bulk frees measured in the metric's window (pcptuned only)" },
 };
 
 const MetricInfo *metric_info(MetricId id) {
@@ -70,6 +77,7 @@ const char *metric_unit_to_string(MetricUnit u) {
                 [METRIC_UNIT_PERCENT] = "percent",
                 [METRIC_UNIT_RATE] = "per second",
                 [METRIC_UNIT_VERSION] = "version",
+                [METRIC_UNIT_SECONDS] = "seconds",
         };
 
         if (u < 0 || u >= _METRIC_UNIT_MAX)
@@ -179,6 +187,10 @@ void metrics_from_snapshot(const Snapshot *s, MetricValues *ret) {
         else
                 metric_unavailable(&mv, METRIC_PERCPU_EMPTY_POPULATED,
                                    "no /sys/kernel/mm/percpu (pcptune's contrib kernel patch 0003)");
+
+        /* Filled by the manager from its trace instance (source-bulkfree.h) when it runs. */
+        for (MetricId i = METRIC_PCP_BULK_FREE_P99; i <= METRIC_PCP_BULK_FREE_SAMPLES; i++)
+                metric_unavailable(&mv, i, "measured by the running pcptuned only");
 
         *ret = mv;
 }

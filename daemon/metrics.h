@@ -20,6 +20,7 @@ typedef enum MetricUnit {
         METRIC_UNIT_PERCENT,   /* literals: 12.5% or 12.5 */
         METRIC_UNIT_RATE,      /* literals: 200/s, 12000/m, 1/h */
         METRIC_UNIT_VERSION,   /* literals: 5.14, 6.1.0 */
+        METRIC_UNIT_SECONDS,   /* literals: 200us, 1.5ms, 2s (values in seconds) */
         _METRIC_UNIT_MAX,
         _METRIC_UNIT_INVALID = -EINVAL,
 } MetricUnit;
@@ -45,6 +46,9 @@ typedef enum MetricId {
         METRIC_NODES,                   /* count: NUMA nodes with memory or CPUs */
         METRIC_PERCPU_EMPTY_POPULATED,  /* bytes: populated percpu pages with nothing allocated (contrib 0003) */
         METRIC_MEMCG_IDS_USED,          /* count: memcg IDs that may be taken (snapshot_memcg_ids() used_max) */
+        METRIC_PCP_BULK_FREE_P99,       /* seconds: p99 pcp bulk-free hold (tracefs, source-bulkfree.h) */
+        METRIC_PCP_BULK_FREE_PAGES_P99, /* pages: p99 pages per pcp bulk free */
+        METRIC_PCP_BULK_FREE_SAMPLES,   /* count: bulk frees measured in the window */
         _METRIC_MAX,
         _METRIC_INVALID = -EINVAL,
 } MetricId;

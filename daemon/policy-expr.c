@@ -211,6 +211,21 @@ int condition_parse_literal(MetricId id, const char *s, double *ret_value, char 
                 r = parse_version_literal(s, &v);
                 expected = "a kernel version like 5.14 or 6.1.0";
                 break;
+        case METRIC_UNIT_SECONDS: {
+                /* A time unit is required: "500" could mean seconds or microseconds. */
+                char packed[64];
+                usec_t us = 0;
+                size_t n = 0;
+                for (const char *c = s; *c && n + 1 < sizeof packed; c++)
+                        if (*c != ' ')
+                                packed[n++] = *c;
+                packed[n] = 0;
+                r = n > 0 && n + 1 < sizeof packed && !is_ascii_digit(packed[n - 1]) ? parse_duration(packed, &us)
+                                                                                    : -EINVAL;
+                v = (double) us / (double) USEC_PER_SEC;
+                expected = "a time like 200us, 1.5ms or 2s";
+                break;
+        }
         default:
                 return -EINVAL;
         }

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include <inttypes.h>
+#include <math.h>
 
 #include "log.h"
 #include "report.h"
@@ -299,6 +300,20 @@ static bool host_match_explain(const HostMatch *h, const MetricValues *mv, char 
         return false;
 }
 
+static void print_bulk_free(FILE *f, const BulkFreeView *v) {
+        if (!v || !v->available) {
+                fprintf(f, "pcp bulk frees: unavailable (%s)\n",
+                        v ? strna(v->why) : "measured by the running pcptuned only");
+                return;
+        }
+        fprintf(f, "pcp bulk frees (last %.0f s): %" PRIu64 " measured, hold p99 %.0f us (max %.0f us), "
+                   "pages p99 %" PRIu64 " (max %" PRIu64 ")\n",
+                (double) v->window_usec / 1e6, v->sum.samples, v->sum.p99_seconds * 1e6, v->sum.max_seconds * 1e6,
+                v->sum.pages_p99, v->sum.pages_max);
+        fprintf(f, "  traced %.1f s in %" PRIu64 " windows, %" PRIu64 " events lost, reading cost %.1f ms of CPU\n",
+                (double) v->c.traced_usec / 1e6, v->c.windows, v->c.lost, (double) v->c.cost_usec / 1e3);
+}
+
 void report_print(FILE *f, const ReportInput *in) {
         const Snapshot *s = in->snap;
         const Meminfo *mi = &s->meminfo;
@@ -351,6 +366,8 @@ void report_print(FILE *f, const ReportInput *in) {
                         s->psi.some.avg10, s->psi.some.avg60, s->psi.full.avg10, s->psi.full.avg60);
         else
                 fprintf(f, "psi memory: unavailable\n");
+
+        print_bulk_free(f, in->bulk_free);
 
         if (s->has_knob)
                 fprintf(f, "%s = %" PRId64 "%s\n", s->knob.name, s->knob.value,
@@ -465,6 +482,79 @@ static json_object *json_range(Range r) {
         json_object_object_add(o, "min", json_object_new_int64(r.lo));
         json_object_object_add(o, "max", json_object_new_int64(r.hi));
         return o;
+}
+
+static json_object *bulk_free_to_json(const BulkFreeView *v) {
+        json_object *b = json_object_new_object();
+        if (!b)
+                return NULL;
+        if (!v || !v->available) {
+                json_object_object_add(b, "unavailable", json_object_new_string(v ? strna(v->why)
+                                                                                  : "measured by the running pcptuned only"));
+                return b;
+        }
+        json_object_object_add(b, "p99_seconds", json_object_new_double(v->sum.p99_seconds));
+        json_object_object_add(b, "max_seconds", json_object_new_double(v->sum.max_seconds));
+        json_object_object_add(b, "pages_p99", json_object_new_int64((int64_t) v->sum.pages_p99));
+        json_object_object_add(b, "pages_max", json_object_new_int64((int64_t) v->sum.pages_max));
+        json_object_object_add(b, "samples", json_object_new_int64((int64_t) v->sum.samples));
+        json_object_object_add(b, "window_seconds", json_object_new_double((double) v->window_usec / 1e6));
+        json_object_object_add(b, "traced_seconds", json_object_new_double((double) v->c.traced_usec / 1e6));
+        json_object_object_add(b, "windows", json_object_new_int64((int64_t) v->c.windows));
+        json_object_object_add(b, "lost_events", json_object_new_int64((int64_t) v->c.lost));
+        json_object_object_add(b, "discarded", json_object_new_int64((int64_t) v->c.discarded));
+        json_object_object_add(b, "drain_events", json_object_new_int64((int64_t) v->c.events));
+        json_object_object_add(b, "bytes_read", json_object_new_int64((int64_t) v->c.bytes));
+        json_object_object_add(b, "read_cpu_usec", json_object_new_int64((int64_t) v->c.cost_usec));
+        json_object_object_add(b, "buffer_kb_per_cpu", json_object_new_int64((int64_t) v->c.buffer_kb));
+        json_object_object_add(b, "method", json_object_new_string(BULK_FREE_METHOD));
+        return b;
+}
+
+/* A member that must be a number in [lo, hi]; 0 or -EINVAL. */
+static int json_number(json_object *o, const char *key, double lo, double hi, double *ret) {
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) ||
+            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+                return -EINVAL;
+        double d = json_object_get_double(v);
+        if (!isfinite(d) || d < lo || d > hi)
+                return -EINVAL;
+        *ret = d;
+        return 0;
+}
+
+int report_bulk_free_from_json(json_object *o, BulkFreeView *ret, char *why_buf, size_t why_size) {
+        BulkFreeView v = { 0 };
+        json_object *u;
+        double p99, mx, pp, pm, n, w, t, win, lost, disc, cost, kb;
+
+        if (!o || !json_object_is_type(o, json_type_object))
+                return -EINVAL;
+        if (json_object_object_get_ex(o, "unavailable", &u)) {
+                if (!json_object_is_type(u, json_type_string))
+                        return -EINVAL;
+                snprintf(why_buf, why_size, "%s", json_object_get_string(u));
+                *ret = (BulkFreeView){ .why = why_buf };
+                return 0;
+        }
+        /* A hold above 10 s or a window above a day is not something pcptuned writes. */
+        if (json_number(o, "p99_seconds", 0, 10, &p99) < 0 || json_number(o, "max_seconds", p99, 10, &mx) < 0 ||
+            json_number(o, "pages_p99", 0, 1e9, &pp) < 0 || json_number(o, "pages_max", pp, 1e9, &pm) < 0 ||
+            json_number(o, "samples", 0, 1e12, &n) < 0 || json_number(o, "window_seconds", 0, 86400, &w) < 0 ||
+            json_number(o, "traced_seconds", 0, 1e12, &t) < 0 || json_number(o, "windows", 0, 1e12, &win) < 0 ||
+            json_number(o, "lost_events", 0, 1e18, &lost) < 0 || json_number(o, "discarded", 0, 1e18, &disc) < 0 ||
+            json_number(o, "read_cpu_usec", 0, 1e18, &cost) < 0 ||
+            json_number(o, "buffer_kb_per_cpu", 0, 1e9, &kb) < 0)
+                return -EINVAL;
+        v.available = true;
+        v.sum = (BulkFreeSummary){ .samples = (uint64_t) n, .p99_seconds = p99, .max_seconds = mx,
+                                   .pages_p99 = (uint64_t) pp, .pages_max = (uint64_t) pm };
+        v.window_usec = (usec_t) (w * 1e6);
+        v.c = (BulkFreeCounters){ .traced_usec = (usec_t) (t * 1e6), .windows = (uint64_t) win, .lost = (uint64_t) lost,
+                                  .discarded = (uint64_t) disc, .cost_usec = (usec_t) cost, .buffer_kb = (unsigned) kb };
+        *ret = v;
+        return 0;
 }
 
 json_object *report_to_json(const ReportInput *in) {
@@ -629,6 +719,7 @@ json_object *report_to_json(const ReportInput *in) {
         }
         json_object_object_add(dec, "dry_run", json_object_new_boolean(in->dry_run));
         json_object_object_add(o, "decision", dec);
+        json_object_object_add(o, "bulk_free", bulk_free_to_json(in->bulk_free));
         return o;
 }
 

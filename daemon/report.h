@@ -10,6 +10,7 @@
 #include "policy.h"
 #include "probe-kernel.h"
 #include "snapshot.h"
+#include "source-bulkfree.h"
 
 /*
  * The view shared by `pcptuned --dry-run --once`, `pcptunectl status` and
@@ -27,6 +28,7 @@ typedef struct ReportInput {
         const MemcgCost *memcg_cost;    /* per-memcg percpu cost; NULL: snapshot_memcg_cost() modelled */
         const PercpuStatsView *pstats;  /* percpu_stats as read for status, may be NULL */
         const KernelProbes *probes;     /* kernel probes (probe-kernel.h), may be NULL */
+        const BulkFreeView *bulk_free;  /* measured bulk-free holds (pcptuned), may be NULL */
         bool dry_run;
 } ReportInput;
 
@@ -35,6 +37,13 @@ void report_print(FILE *f, const ReportInput *in);
 
 /* The same as a JSON object (caller owns the reference).  NULL on ENOMEM. */
 json_object *report_to_json(const ReportInput *in);
+
+/*
+ * The "bulk_free" object of a status file written by pcptuned (JSON of
+ * report_to_json()), validated like any input: types, ranges, finite
+ * values.  why_buf holds an "unavailable" reason.  0 or -EINVAL.
+ */
+int report_bulk_free_from_json(json_object *o, BulkFreeView *ret, char *why_buf, size_t why_size);
 
 /* One line for sd_notify STATUS= (buf of at least 128 bytes); returns buf. */
 const char *report_status_line(const ReportInput *in, char *buf, size_t size);

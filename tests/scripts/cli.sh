@@ -58,6 +58,9 @@ fi
 expect_rc "pcptunectl status --json" 0 "$PCPTUNECTL" --root "$root" --state-dir "$tmp/state" \
 	--policy-dir "$top_srcdir/tests/policies/empty" --json status
 grep -q '"running": false' "$tmp/out" && tap_ok "status --json says not running" || tap_fail "status --json" "$(cat "$tmp/out")"
+grep -q '"unavailable": "pcptuned is not running"' "$tmp/out" && tap_ok "status --json: bulk_free unavailable without the daemon" ||
+	tap_fail "status --json bulk_free" "$(cat "$tmp/out")"
+expect_rc "pcptuned --bulk-free-period 1s is refused" 2 "$PCPTUNED" --bulk-free-period 1s --once
 expect_rc "pcptunectl restore without a journal" 0 "$PCPTUNECTL" --state-dir "$tmp/state" restore
 expect_rc "pcptunectl resume without a daemon" 1 "$PCPTUNECTL" --state-dir "$tmp/state" resume vm.percpu_pagelist_high_fraction
 expect_rc "pcptunectl resume of an unknown knob" 1 "$PCPTUNECTL" --state-dir "$tmp/state" resume vm.swappiness

@@ -370,6 +370,12 @@ static void test_condition_literals(void **state) {
                 { "kernel >= 5.14", METRIC_KERNEL, CMP_GE, 5014000 },
                 { "kernel < 6.12.117", METRIC_KERNEL, CMP_LT, 6012117 },
                 { "nodes > 1", METRIC_NODES, CMP_GT, 1 },
+                { "pcp.bulk_free.p99 > 500us", METRIC_PCP_BULK_FREE_P99, CMP_GT, 500e-6 },
+                { "pcp.bulk_free.p99 <= 1.5ms", METRIC_PCP_BULK_FREE_P99, CMP_LE, 1.5e-3 },
+                { "pcp.bulk_free.p99 > 200 us", METRIC_PCP_BULK_FREE_P99, CMP_GT, 200e-6 },
+                { "pcp.bulk_free.p99 < 1s", METRIC_PCP_BULK_FREE_P99, CMP_LT, 1 },
+                { "pcp.bulk_free.pages.p99 > 1000", METRIC_PCP_BULK_FREE_PAGES_P99, CMP_GT, 1000 },
+                { "pcp.bulk_free.samples >= 20", METRIC_PCP_BULK_FREE_SAMPLES, CMP_GE, 20 },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -475,6 +481,8 @@ static void test_condition_errors(void **state) {
                 { "caf\xC3\xA9s > 1 and cpus >< 2", "5:10: expected a metric name, found unknown metric 'caf\xC3\xA9s' (see pcptune.policy(5) for the list)" },
                 { "cpus > 1 and \xC3\xA9 > 1", "5:23: expected a metric name, found unknown metric '\xC3\xA9' (see pcptune.policy(5) for the list)" },
                 { "cpus >< 2", "5:16: expected a value in count after 'cpus >', found '<'" },
+                { "pcp.bulk_free.p99 > 500", "5:30: expected a time like 200us, 1.5ms or 2s for pcp.bulk_free.p99, found '500'" },
+                { "pcp.bulk_free.p99 > 5 parsecs", "5:30: expected a time like 200us, 1.5ms or 2s for pcp.bulk_free.p99, found '5 parsecs'" },
         };
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -1164,7 +1172,8 @@ static void test_metric_registry(void **state) {
                 "memcg.live", "memcg.dying", "psi.memory.some.avg10", "psi.memory.some.avg60",
                 "psi.memory.some.avg300", "psi.memory.full.avg10", "psi.memory.full.avg60",
                 "psi.memory.full.avg300", "proc.exit_rate", "cpus", "memory", "kernel", "nodes",
-                "percpu.empty_populated", "memcg.ids_used",
+                "percpu.empty_populated", "memcg.ids_used", "pcp.bulk_free.p99", "pcp.bulk_free.pages.p99",
+                "pcp.bulk_free.samples",
         };
 
         for (int i = 0; i < _METRIC_MAX; i++) {
@@ -1181,6 +1190,8 @@ static void test_metric_registry(void **state) {
         assert_int_equal(metric_info(METRIC_PSI_MEMORY_FULL_AVG60)->unit, METRIC_UNIT_PERCENT);
         assert_int_equal(metric_info(METRIC_MEMORY)->unit, METRIC_UNIT_BYTES);
         assert_int_equal(metric_info(METRIC_NODES)->unit, METRIC_UNIT_COUNT);
+        assert_int_equal(metric_info(METRIC_PCP_BULK_FREE_P99)->unit, METRIC_UNIT_SECONDS);
+        assert_string_equal(metric_unit_to_string(METRIC_UNIT_SECONDS), "seconds");
         assert_null(metric_info(_METRIC_MAX));
         assert_null(metric_info(_METRIC_INVALID));
         assert_int_equal(metric_from_name("memcg"), -ENOENT);
@@ -1216,9 +1227,12 @@ static void test_metrics_from_snapshot(void **state) {
         MetricValues mv;
 
         metrics_from_snapshot(&s, &mv);
-        /* Everything but the exit rate (the connector) and the contrib patch's percpu counters. */
+        /* Everything but the exit rate (the connector), the contrib patch's percpu counters and the
+         * bulk-free holds (the daemon's trace instance). */
         for (int i = 0; i < _METRIC_MAX; i++)
-                assert_true(mv.available[i] == (i != METRIC_PROC_EXIT_RATE && i != METRIC_PERCPU_EMPTY_POPULATED));
+                assert_true(mv.available[i] == (i != METRIC_PROC_EXIT_RATE && i != METRIC_PERCPU_EMPTY_POPULATED &&
+                                                (i < METRIC_PCP_BULK_FREE_P99 || i > METRIC_PCP_BULK_FREE_SAMPLES)));
+        assert_string_equal(mv.why_unavailable[METRIC_PCP_BULK_FREE_P99], "measured by the running pcptuned only");
         assert_true(mv.value[METRIC_MEMINFO_PERCPU] == 512.0 * 1024);
         assert_true(mv.value[METRIC_MEMINFO_AVAILABLE] == 2048.0 * 1024);
         assert_true(mv.value[METRIC_MEMINFO_FREE] == 1024.0 * 1024);

@@ -1,0 +1,76 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# pcp bulk-free holds on the live kernel (root): pcptuned with no policy (it
+# writes no sysctl) traces bulk frees in its private trace instance while
+# processes with 512 MiB each exit; its status must show measured holds, the
+# global tracing state must be untouched, and the instance must be gone after
+# SIGTERM.  tracefs is mounted here if it is not (the daemon never mounts it)
+# and unmounted only if this test mounted it.  Prints TAP.
+. "$(dirname "$0")/../scripts/tap.sh"
+[ "$(id -u)" = 0 ] || tap_skip_all "needs root"
+tfs=/sys/kernel/tracing
+mounted=""
+tmp=$(mktemp -d /tmp/pcptune-live-bulkfree.XXXXXX)
+pid=""
+cleanup() {
+	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	[ -n "$mounted" ] && umount "$tfs"
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+if ! mountpoint -q "$tfs"; then
+	mount -t tracefs nodev "$tfs" 2>/dev/null || tap_skip_all "cannot mount tracefs at $tfs"
+	mounted=1
+fi
+[ -d "$tfs/instances" ] && [ -d "$tfs/events/kmem/mm_page_pcpu_drain" ] || tap_skip_all "no trace instances or no kmem:mm_page_pcpu_drain"
+global_before=$(cat "$tfs/tracing_on" "$tfs/events/kmem/mm_page_pcpu_drain/enable" "$tfs/events/kmem/mm_page_free/enable" "$tfs/buffer_size_kb")
+
+mkdir -p "$tmp/pol"
+"$PCPTUNED" --policy-dir "$tmp/pol" --state-dir "$tmp/state" --interval 1s --bulk-free-period 5s >"$tmp/log" 2>&1 &
+pid=$!
+log_has() { grep -q -- "$1" "$tmp/log"; }
+if wait_for 50 log_has "Measuring pcp bulk frees"; then
+	tap_ok "pcptuned traces bulk frees: $(grep -o 'Measuring.*' "$tmp/log")"
+else
+	tap_fail "tracing set up" "$(cat "$tmp/log")"
+fi
+[ -d "$tfs/instances/pcptune-$pid" ] && tap_ok "its private instance instances/pcptune-$pid exists" ||
+	tap_fail "instance" "$(ls "$tfs/instances")"
+
+# Exits of two 512 MiB processes at once (more than the default pcp high, 1/8 of the zone over the
+# CPUs, can take), about every second, for up to 40 s, until a window has measured some.
+bulk_free() { awk '/"bulk_free"/ { b = 1 } b { print } b && /}/ { exit }' "$tmp/state/status.json" 2>/dev/null; }
+measured() { s=$(bulk_free | sed -n 's/.*"samples": \([0-9]*\).*/\1/p'); [ "${s:-0}" -gt 0 ]; }
+end=$(( $(date +%s) + 40 ))
+while [ "$(date +%s)" -lt "$end" ] && ! measured; do
+	dd if=/dev/zero of=/dev/null bs=512M count=1 2>/dev/null &
+	dd1=$!
+	dd if=/dev/zero of=/dev/null bs=512M count=1 2>/dev/null
+	wait "$dd1"
+	sleep 0.3
+done
+if measured; then
+	bf=$(bulk_free)
+	tap_ok "status.json has measured bulk frees"
+	echo "$bf" | sed 's/^/# /'
+	p99=$(echo "$bf" | sed -n 's/.*"p99_seconds": \([0-9.e+-]*\).*/\1/p')
+	pages=$(echo "$bf" | sed -n 's/.*"pages_p99": \([0-9]*\).*/\1/p')
+	awk -v p="$p99" -v n="$pages" 'BEGIN { exit !(p > 0 && p < 1 && n >= 1) }' &&
+		tap_ok "p99 hold $p99 s, p99 pages $pages: plausible" || tap_fail "p99 values" "$bf"
+	echo "$bf" | grep -q '"read_cpu_usec": [1-9]' && tap_ok "the reading cost is counted" || tap_fail "read_cpu_usec" "$bf"
+else
+	tap_fail "no bulk free measured in 40 s" "$(cat "$tmp/log")" "$(cat "$tmp/state/status.json" 2>/dev/null)"
+fi
+"$PCPTUNECTL" --state-dir "$tmp/state" --policy-dir "$tmp/pol" status >"$tmp/status" 2>&1
+grep -q "^pcp bulk frees (last 600 s): [0-9]* measured" "$tmp/status" && tap_ok "pcptunectl status shows the daemon's measure" ||
+	tap_fail "pcptunectl status" "$(cat "$tmp/status")"
+
+kill "$pid"; wait "$pid"; rc=$?; pid=""
+[ "$rc" = 0 ] && tap_ok "pcptuned stops cleanly" || tap_fail "pcptuned exit $rc" "$(cat "$tmp/log")"
+[ ! -d "$tfs/instances/pcptune-"* ] 2>/dev/null && tap_ok "no pcptune trace instance left" ||
+	tap_fail "instance left" "$(ls "$tfs/instances")"
+global_after=$(cat "$tfs/tracing_on" "$tfs/events/kmem/mm_page_pcpu_drain/enable" "$tfs/events/kmem/mm_page_free/enable" "$tfs/buffer_size_kb")
+[ "$global_before" = "$global_after" ] && tap_ok "the global tracing state is untouched" ||
+	tap_fail "global tracing state changed" "$global_before" "$global_after"
+tap_done
