@@ -20,6 +20,7 @@
 
 #include "act-sysctl.h"
 #include "capture.h"
+#include "calibration.h"
 #include "journal.h"
 #include "model-wmark.h"
 #include "plan.h"
@@ -49,6 +50,7 @@ typedef struct CtlOptions {
         size_t n_managed;
         unsigned measure;            /* --measure[=N]: memcgs to create */
         usec_t max_age_usec;         /* liveness --max-age (0: from the daemon's interval) */
+        const char *calibration_dir; /* where pcptuned keeps calibration.json */
 } CtlOptions;
 
 static void help(void) {
@@ -82,10 +84,13 @@ static void help(void) {
                "      --force            repair: recompute even when the pagesets match\n"
                "      --max-age DURATION liveness: the oldest last sample that counts as alive (default:\n"
                "                         3 of the daemon's sampling intervals, at least 30s)\n"
+               "      --latency TIME     plan: the fraction whose predicted p99 bulk-free hold meets TIME\n"
+               "      --ns-per-page N    plan: bulk-free time per page (a calibration by hand)\n"
+               "      --calibration-dir DIR  where pcptuned keeps calibration.json (default %s)\n"
                "      --no-owner-check   do not require root-owned, non-writable policy files\n"
                "  -h, --help             this help\n"
                "      --version          print the version\n",
-               STATE_DIR_DEFAULT);
+               STATE_DIR_DEFAULT, CALIBRATION_DIR_DEFAULT);
 }
 
 /* Is a daemon holding the state directory's lock?  Returns its pid, 0 if none, -errno. */
@@ -543,6 +548,29 @@ static int cmd_plan(CtlOptions *o) {
                 return 1;
         o->plan.policies = set;
 
+        /* The host's calibration, unless one was given by hand: a file read back like any input. */
+        Calibration cal;
+        char cal_how[512];
+        if (!(o->plan.ns_per_page > 0)) {
+                r = calibration_load(o->calibration_dir, &cal);
+                if (r >= 0) {
+                        snprintf(cal_how, sizeof cal_how,
+                                 "%s/" CALIBRATION_FILE ": +-%.1f ns (standard error), %.0f bulk frees of %" PRIu64
+                                 "-%" PRIu64 " pages, kernel %s",
+                                 o->calibration_dir, cal.ns_per_page_stderr, cal.n, cal.pages_min, cal.pages_max,
+                                 cal.kernel);
+                        o->plan.ns_per_page = cal.ns_per_page;
+                } else if (r == -ENOENT)
+                        snprintf(cal_how, sizeof cal_how,
+                                 "no %s/" CALIBRATION_FILE " (pcptuned writes it once it has measured bulk frees); "
+                                 "--ns-per-page N supplies one",
+                                 o->calibration_dir);
+                else
+                        snprintf(cal_how, sizeof cal_how, "%s/" CALIBRATION_FILE " is unusable (%s), ignored",
+                                 o->calibration_dir, errno_str(r));
+                o->plan.calibration_how = cal_how;
+        }
+
         if (o->measure > 0) {
                 _cleanup_(snapshot_freep) Snapshot *s = NULL;
                 double bytes;
@@ -712,7 +740,8 @@ static int cmd_repair(const CtlOptions *o) {
 
 int main(int argc, char **argv) {
         enum { OPT_VERSION = 0x100, OPT_JSON, OPT_NO_OWNER, OPT_CSV, OPT_SHAPE, OPT_MANAGED, OPT_CONTAINERS,
-               OPT_MEMCGS, OPT_MEASURE, OPT_FORCE, OPT_MAX_AGE };
+               OPT_MEMCGS, OPT_MEASURE, OPT_FORCE, OPT_MAX_AGE, OPT_LATENCY, OPT_NS_PER_PAGE,
+               OPT_CALIBRATION_DIR };
         static const struct option options[] = {
                 { "root", required_argument, NULL, 'r' },
                 { "state-dir", required_argument, NULL, 's' },
@@ -728,12 +757,16 @@ int main(int argc, char **argv) {
                 { "output", required_argument, NULL, 'o' },
                 { "force", no_argument, NULL, OPT_FORCE },
                 { "max-age", required_argument, NULL, OPT_MAX_AGE },
+                { "latency", required_argument, NULL, OPT_LATENCY },
+                { "ns-per-page", required_argument, NULL, OPT_NS_PER_PAGE },
+                { "calibration-dir", required_argument, NULL, OPT_CALIBRATION_DIR },
                 { "no-owner-check", no_argument, NULL, OPT_NO_OWNER },
                 { "version", no_argument, NULL, OPT_VERSION },
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        CtlOptions o = { .root = "/", .state_dir = STATE_DIR_DEFAULT, .plan = { .memcgs_per_container = 1 } };
+        CtlOptions o = { .root = "/", .state_dir = STATE_DIR_DEFAULT, .calibration_dir = CALIBRATION_DIR_DEFAULT,
+                         .plan = { .memcgs_per_container = 1 } };
         uint64_t u;
         int64_t v;
         int c;
@@ -812,6 +845,30 @@ int main(int argc, char **argv) {
                                 log_error("Invalid --max-age '%s': 1s .. 7d (units: 500ms, 10s, 1m)", optarg);
                                 return 2;
                         }
+                        break;
+                case OPT_LATENCY: {
+                        usec_t us;
+                        if (parse_duration(optarg, &us) < 0 || us == 0 || us > USEC_PER_SEC) {
+                                log_error("Invalid --latency '%s': a time like 200us, up to 1s", optarg);
+                                return 2;
+                        }
+                        o.plan.latency_ns = us * NSEC_PER_USEC;
+                        break;
+                }
+                case OPT_NS_PER_PAGE: {
+                        char *end;
+                        errno = 0;
+                        double d = strtod(optarg, &end);
+                        if (errno || end == optarg || *end || !(d > 0) || d > CALIBRATION_MAX_NS_PER_PAGE) {
+                                log_error("Invalid --ns-per-page '%s': a time per page in ns, above 0", optarg);
+                                return 2;
+                        }
+                        o.plan.ns_per_page = d;
+                        o.plan.calibration_how = "given with --ns-per-page";
+                        break;
+                }
+                case OPT_CALIBRATION_DIR:
+                        o.calibration_dir = optarg;
                         break;
                 case OPT_VERSION:
                         printf("pcptunectl %s\n", PACKAGE_VERSION);

@@ -31,10 +31,12 @@ static void help(void) {
                "      --bulk-free-period DURATION\n"
                "                         one second of bulk-free tracing per DURATION (5s .. 24h,\n"
                "                         default 60s; 0 never traces)\n"
+               "      --calibration-dir DIR\n"
+               "                         where the bulk-free calibration is kept (default %s)\n"
                "  -v, --verbose          debug logging\n"
                "      --version          print the version\n"
                "  -h, --help             this help\n",
-               POLICY_DIR_DEFAULT, STATE_DIR_DEFAULT, PROM_DIR_DEFAULT);
+               POLICY_DIR_DEFAULT, STATE_DIR_DEFAULT, PROM_DIR_DEFAULT, CALIBRATION_DIR_DEFAULT);
 }
 
 static void list_metrics(void) {
@@ -49,7 +51,8 @@ static void list_metrics(void) {
 }
 
 int main(int argc, char **argv) {
-        enum { OPT_VERSION = 0x100, OPT_JSON, OPT_METRICS_DIR, OPT_NO_METRICS, OPT_LIST_METRICS, OPT_BULK_FREE_PERIOD };
+        enum { OPT_VERSION = 0x100, OPT_JSON, OPT_METRICS_DIR, OPT_NO_METRICS, OPT_LIST_METRICS, OPT_BULK_FREE_PERIOD,
+               OPT_CALIBRATION_DIR };
         static const struct option options[] = {
                 { "policy-dir", required_argument, NULL, 'p' },
                 { "state-dir", required_argument, NULL, 's' },
@@ -62,6 +65,7 @@ int main(int argc, char **argv) {
                 { "no-metrics", no_argument, NULL, OPT_NO_METRICS },
                 { "list-metrics", no_argument, NULL, OPT_LIST_METRICS },
                 { "bulk-free-period", required_argument, NULL, OPT_BULK_FREE_PERIOD },
+                { "calibration-dir", required_argument, NULL, OPT_CALIBRATION_DIR },
                 { "verbose", no_argument, NULL, 'v' },
                 { "version", no_argument, NULL, OPT_VERSION },
                 { "help", no_argument, NULL, 'h' },
@@ -112,6 +116,9 @@ int main(int argc, char **argv) {
                 case OPT_LIST_METRICS:
                         list_metrics();
                         return 0;
+                case OPT_CALIBRATION_DIR:
+                        cfg.calibration_dir = optarg;
+                        break;
                 case OPT_BULK_FREE_PERIOD:
                         if (streq(optarg, "0"))
                                 cfg.bulk_free_period_usec = USEC_INFINITY;

@@ -6,12 +6,14 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
+#include <sys/utsname.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
 #include "act-reclaim.h"
 #include "act-sysctl.h"
 #include "export-prom.h"
+#include "calibration.h"
 #include "model-percpu.h"
 #include "journal.h"
 #include "log.h"
@@ -105,6 +107,10 @@ struct Manager {
         usec_t bulk_window_cost;          /* CPU spent reading in the current window */
         usec_t bulk_window_start;
         usec_t bulk_period_usec;          /* one BULK_WINDOW_USEC of tracing per period; 0: never */
+        char *calibration_dir;
+        Calibration cal;                  /* time per page, fitted from the measured bulk frees */
+        bool cal_valid;                   /* cal holds a fit (loaded or made) */
+        uint64_t cal_seen;                /* window records already added to cal */
         Snapshot *prev;                   /* the last snapshot: costly sources are reused from it */
         unsigned zoneinfo_skips, memcg_skips;
 
@@ -191,6 +197,7 @@ Manager *manager_free(Manager *m) {
         free(m->root);
         free(m->policy_dir);
         free(m->state_dir);
+        free(m->calibration_dir);
         free(m);
         return NULL;
 }
@@ -205,8 +212,9 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         m->root = strdup(cfg->root ?: "/");
         m->state_dir = strdup(cfg->state_dir ?: STATE_DIR_DEFAULT);
         m->policy_dir = cfg->policy_dir ? strdup(cfg->policy_dir) : NULL;
+        m->calibration_dir = strdup(cfg->calibration_dir ?: CALIBRATION_DIR_DEFAULT);
         m->eval = eval_state_new();
-        if (!m->root || !m->state_dir || (cfg->policy_dir && !m->policy_dir) || !m->eval)
+        if (!m->root || !m->state_dir || (cfg->policy_dir && !m->policy_dir) || !m->eval || !m->calibration_dir)
                 return -ENOMEM;
         /* The default directory is the host's node_exporter's: only a daemon observing this host
          * (root "/") writes there; a fixture root writes only where --metrics-dir says. */
@@ -1551,6 +1559,47 @@ static void manager_update_procexit(Manager *m) {
  * BULK_COST_BUDGET of the wall time pushes the next window out in proportion, and a storm stops
  * being traced continuously once one second of it costs more than BULK_STORM_BUDGET.
  */
+/*
+ * Add the bulk frees measured since the last call to the calibration and refit; the daemon (not
+ * a dry run) keeps it in calibration.json.  The file is written at most once per window.
+ */
+static void manager_calibrate(Manager *m) {
+        const BulkFreeWindow *w = bulk_free_source_window(m->bulk);
+        _cleanup_(freep) BulkFreeRecord *recs = NULL;
+        struct utsname u;
+        int r;
+
+        if (w->total <= m->cal_seen)
+                return;
+        size_t n = (size_t) MIN(w->total - m->cal_seen, (uint64_t) w->n);
+        m->cal_seen = w->total;
+        recs = malloc(MAX(n, (size_t) 1) * sizeof(BulkFreeRecord));
+        if (!recs)
+                return;
+        n = bulk_free_window_newest(w, n, recs);
+        bool had = m->cal_valid;
+        r = calibration_add(&m->cal, recs, n);
+        if (r < 0) {
+                log_debug_errno(r, "No calibration from %.0f bulk frees yet: %s", m->cal.n, errno_str(r));
+                return;
+        }
+        m->cal_valid = true;
+        if (uname(&u) >= 0)
+                snprintf(m->cal.kernel, sizeof m->cal.kernel, "%s", u.release);
+        m->cal.updated = (int64_t) time(NULL);
+        log_full_errno(had ? LOG_DEBUG : LOG_INFO, 0,
+                       "Bulk-free calibration: %.1f ns per page (standard error %.1f ns, RMS residual %.1f us) from %.0f "
+                       "bulk frees of %" PRIu64 "-%" PRIu64 " pages",
+                       m->cal.ns_per_page, m->cal.ns_per_page_stderr, m->cal.rms_residual_ns / 1000.0, m->cal.n,
+                       m->cal.pages_min, m->cal.pages_max);
+        if (m->dry_run)
+                return;
+        r = calibration_save(m->calibration_dir, &m->cal);
+        if (r < 0)
+                log_warning_errno(r, "Failed to save the calibration in %s: %s, ignoring", m->calibration_dir,
+                                  errno_str(r));
+}
+
 static int on_bulk_timer(sd_event_source *es, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         usec_t now = now_usec(CLOCK_MONOTONIC), next;
@@ -1578,6 +1627,7 @@ static int on_bulk_timer(sd_event_source *es, uint64_t usec, void *userdata) {
                 m->bulk_window_cost += c.last_cost_usec;
                 if (r < 0)
                         log_debug_errno(r, "Failed to stop tracing bulk frees: %s", errno_str(r));
+                manager_calibrate(m);
                 usec_t on = now - m->bulk_window_start;
                 next = m->bulk_period_usec > on ? m->bulk_period_usec - on : 0;
                 usec_t stretch = (usec_t) ((double) m->bulk_window_cost / BULK_COST_BUDGET);
@@ -1608,6 +1658,18 @@ static void manager_setup_bulk_free(Manager *m) {
         /* A bounded buffer: BULK_BUFFER_TOTAL_KB over the CPUs, within [BULK_BUFFER_MIN_KB, BULK_BUFFER_MAX_KB]. */
         unsigned cpus = topology_read(m->root, &topo) >= 0 ? MAX(topo.possible_cpus, topo.online_cpus) : 1;
         unsigned kb = CLAMP(BULK_BUFFER_TOTAL_KB / MAX(cpus, 1U), BULK_BUFFER_MIN_KB, BULK_BUFFER_MAX_KB);
+        /* The calibration of earlier runs: a file read back by a root daemon, validated like any input. */
+        r = calibration_load(m->calibration_dir, &m->cal);
+        if (r >= 0) {
+                m->cal_valid = true;
+                log_info("Bulk-free calibration from %s: %.1f ns per page (%.0f bulk frees, kernel %s)",
+                         m->calibration_dir, m->cal.ns_per_page, m->cal.n, m->cal.kernel);
+        } else {
+                m->cal = (Calibration){ 0 };
+                if (r != -ENOENT)
+                        log_warning_errno(r, "Failed to read the calibration in %s: %s; starting a new one",
+                                          m->calibration_dir, errno_str(r));
+        }
         r = bulk_free_source_new(m->root, kb, BULK_WINDOW_CAPACITY, &m->bulk, m->bulk_why, sizeof m->bulk_why);
         if (r < 0) {
                 log_info("pcp.bulk_free.* are unavailable: %s", m->bulk_why);

@@ -27,6 +27,7 @@ typedef struct ManagerConfig {
         const char *metrics_dir;    /* pcptune.prom goes there; NULL: PROM_DIR_DEFAULT when root is "/" */
         bool no_metrics;            /* write no metrics file */
         FILE *report;               /* where --once prints its report (stdout) */
+        const char *calibration_dir;  /* calibration.json (NULL: CALIBRATION_DIR_DEFAULT) */
         usec_t bulk_free_period_usec; /* one second of bulk-free tracing per period (0: 60 s; USEC_INFINITY: never) */
 } ManagerConfig;
 

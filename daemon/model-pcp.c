@@ -14,6 +14,7 @@
  * even on a hypothetical host big enough to overflow it.
  */
 
+#include <math.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -234,6 +235,19 @@ static uint64_t zone_high_limit_wide(PcpRegime regime, const PcpZoneInput *z, in
 /* A per-zone cap on high in pages, for goals that bound each zone on its own. */
 static uint64_t goal_zone_cap(const PcpGoal *g, int batch, unsigned page_size) {
         switch (g->kind) {
+        case PCP_GOAL_BULK_FREE_P99: {
+                /*
+                 * pcp_bulk_free_max_pages(): pages(high) = max(batch, min(burst, high - batch)), or batch
+                 * when batched.  <= P  <=>  batch <= P and (batched or burst <= P or high <= P + batch).
+                 */
+                double p = (double) g->value / g->ns_per_page;
+                uint64_t pages = p >= 1e18 ? UINT64_MAX : (uint64_t) p;
+                if ((uint64_t) batch > pages)
+                        return 0; /* not even the floor */
+                if (g->batched || ((uint64_t) batch << PCP_BATCH_SCALE_MAX_DEFAULT) <= pages)
+                        return UINT64_MAX;
+                return add_sat(pages, (uint64_t) batch);
+        }
         case PCP_GOAL_MINIMUM:
                 return (uint64_t) batch << 2;
         case PCP_GOAL_BATCH_MULTIPLE:
@@ -383,6 +397,11 @@ int pcp_solve_goal(PcpRegime regime, const PcpZone *zones, size_t n, unsigned pa
         case PCP_GOAL_BYTES_PER_NODE:
                 break;
 
+        case PCP_GOAL_BULK_FREE_P99:
+                if (!(goal->ns_per_page > 0) || !isfinite(goal->ns_per_page))
+                        return -ENODATA; /* no calibration */
+                break;
+
         default:
                 return -EINVAL;
         }
@@ -423,6 +442,26 @@ int pcp_solve_goal(PcpRegime regime, const PcpZone *zones, size_t n, unsigned pa
         }
 
         *ret_fraction = (int) hi;
+        return 0;
+}
+
+int pcp_bulk_free_pages_host(PcpRegime regime, const PcpZone *zones, size_t n, unsigned page_size, int fraction,
+                             bool batched, uint64_t *ret_pages) {
+        uint64_t worst = 0;
+        int r = check_zones(regime, zones, n, page_size);
+        if (r < 0)
+                return r;
+        if (!fraction_valid(fraction))
+                return -EINVAL;
+        for (size_t i = 0; i < n; i++) {
+                /* What the kernel stores (an int): the setting, not the wide value. */
+                PcpSetting st;
+                r = pcp_model_zone(regime, &zones[i].in, page_size, fraction, &st);
+                if (r < 0)
+                        return r;
+                worst = MAX(worst, (uint64_t) pcp_bulk_free_max_pages(&st, PCP_BATCH_SCALE_MAX_DEFAULT, batched));
+        }
+        *ret_pages = worst;
         return 0;
 }
 
@@ -471,6 +510,12 @@ const char *pcp_goal_to_string(const PcpGoal *g, char *buf, size_t size) {
                 break;
         case PCP_GOAL_BYTES_PER_NODE:
                 snprintf(buf, size, "%s per node", goal_format_bytes(b, sizeof(b), g->value));
+                break;
+        case PCP_GOAL_BULK_FREE_P99:
+                if (g->value % 1000 == 0)
+                        snprintf(buf, size, "bulk_free_p99 %" PRIu64 "us", g->value / 1000);
+                else
+                        snprintf(buf, size, "bulk_free_p99 %" PRIu64 "ns", g->value);
                 break;
         default:
                 snprintf(buf, size, "invalid");

@@ -105,14 +105,24 @@ typedef enum PcpGoalKind {
         PCP_GOAL_BYTES_PER_NODE,   /* sum over the node's zones of high x split CPUs x page_size <= value;
                                     * split CPUs = the node's CPUs, or all online CPUs for a CPU-less
                                     * node (the CPUs the kernel splits that zone's budget over) */
+        PCP_GOAL_BULK_FREE_P99,    /* predicted p99 bulk-free hold <= value ns on every zone, with the
+                                    * goal's ns_per_page (pcp_bulk_free_max_pages() x ns_per_page) */
         _PCP_GOAL_MAX,
         _PCP_GOAL_INVALID = -EINVAL,
 } PcpGoalKind;
 
 typedef struct PcpGoal {
         PcpGoalKind kind;
-        uint64_t value;            /* multiple, fraction or bytes */
+        uint64_t value;            /* multiple, fraction, bytes, or ns (BULK_FREE_P99) */
+        double ns_per_page;        /* BULK_FREE_P99: this host's calibration (> 0), set before solving */
+        bool batched;              /* BULK_FREE_P99: the kernel frees past high in steps of batch
+                                    * (kernel_batched_free_path()), set before solving */
 } PcpGoal;
+
+/* CONFIG_PCP_BATCH_SCALE_MAX of Debian's kernels and mainline's default (mm/Kconfig, 6.7+; 6.1.y backport). */
+#define PCP_BATCH_SCALE_MAX_DEFAULT 5
+
+
 
 /* A zone of the host as the solver sees it. */
 typedef struct PcpZone {
@@ -120,6 +130,14 @@ typedef struct PcpZone {
         const char *name;
         PcpZoneInput in;
 } PcpZone;
+
+/*
+ * The largest pages per bulk free over the zones at a fraction
+ * (pcp_bulk_free_max_pages() of each zone's setting, the default scale max;
+ * the worst zone decides the host's p99).  0 or -EINVAL / -EOPNOTSUPP (LEGACY).
+ */
+int pcp_bulk_free_pages_host(PcpRegime regime, const PcpZone *zones, size_t n, unsigned page_size, int fraction,
+                             bool batched, uint64_t *ret_pages);
 
 /*
  * Solve a goal for a host (BRIEF.md §3): if the default (0) meets the cap the

@@ -8,7 +8,7 @@
 #include "report.h"
 
 /* CONFIG_PCP_BATCH_SCALE_MAX of Debian's 6.1 and 6.12 and of the mainline default (kernel.md §8). */
-#define PCP_BATCH_SCALE_MAX_DEFAULT 5
+
 
 void plan_host_done(PlanHost *h) {
         if (!h)
@@ -133,7 +133,7 @@ static uint64_t zone_max_bytes(const PlanHost *h, const PcpZone *z, const PcpSet
         return (uint64_t) s->high_max * cpus * h->page_size;
 }
 
-static int host_total_max(const PlanHost *h, int fraction, uint64_t *ret) {
+int plan_host_total_max(const PlanHost *h, int fraction, uint64_t *ret) {
         uint64_t total = 0;
         for (size_t i = 0; i < h->n_zones; i++) {
                 PcpSetting s;
@@ -181,7 +181,7 @@ static void plan_memcg_cost(const PlanHost *h, const PlanOptions *o, MemcgCost *
 }
 
 /* Print text after prefix, wrapped at 98 columns, continuation lines indented by cont spaces. */
-static void print_wrapped(FILE *f, const char *prefix, size_t cont, const char *text) {
+void plan_print_wrapped(FILE *f, const char *prefix, size_t cont, const char *text) {
         const size_t width = 98;
         size_t col = strlen(prefix);
         const char *p = text;
@@ -247,7 +247,7 @@ static void plan_print_bulk_free(FILE *f, const PlanHost *h, const int *fr, size
         for (size_t k = 0; k < nf && n < sizeof line; k++)
                 n += (size_t) snprintf(line + n, sizeof line - n, "%s fraction %d: up to %d pages", k ? ";" : "", fr[k],
                                        host_bulk_free_max(h, fr[k]));
-        print_wrapped(f, "  ", 4, line);
+        plan_print_wrapped(f, "  ", 4, line);
 }
 
 int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
@@ -267,7 +267,7 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
         if (h->estimate) {
                 fprintf(f, "  estimate: min_free_kbytes %" PRIu64 " (modelled); exact with --managed NODE:ZONE=PAGES\n",
                         h->min_free_kbytes);
-                print_wrapped(f, "  assumed: ", 11, host_shape_assumptions());
+                plan_print_wrapped(f, "  assumed: ", 11, host_shape_assumptions());
         }
 
         fprintf(f, "\npcp lists per zone (pages; max = high_max x online CPUs of the node x page size)\n");
@@ -292,7 +292,7 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
         fprintf(f, "host total:");
         for (size_t k = 0; k < nf; k++) {
                 uint64_t t = 0;
-                (void) host_total_max(h, fr[k], &t);
+                (void) plan_host_total_max(h, fr[k], &t);
                 fprintf(f, "%s fraction %d%s %s", k ? ";" : "", fr[k], k == 0 ? " (current)" : "",
                         format_bytes(b1, sizeof b1, t));
         }
@@ -304,7 +304,7 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                          "CONFIG_PCP_BATCH_SCALE_MAX (%d on Debian) pages per CPU and zone: up to %s on this host, "
                          "for a moment",
                          PCP_BATCH_SCALE_MAX_DEFAULT, format_bytes(b1, sizeof b1, host_burst_bytes(h)));
-                print_wrapped(f, "  ", 4, line);
+                plan_print_wrapped(f, "  ", 4, line);
         }
         plan_print_bulk_free(f, h, fr, nf);
 
@@ -313,14 +313,14 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                 uint64_t t;
                 minimum = pcp_minimum_fraction(h->regime, h->zones, h->n_zones, h->page_size);
                 fprintf(f, "\ncandidates\n");
-                host_total_max(h, 0, &t);
+                plan_host_total_max(h, 0, &t);
                 fprintf(f, "  %-58s max %s\n", "default (0): the kernel's own sizing", format_bytes(b1, sizeof b1, t));
-                host_total_max(h, 8, &t);
+                plan_host_total_max(h, 8, &t);
                 fprintf(f, "  %-58s max %s\n", "8: the largest lists a fraction allows (managed/8)",
                         format_bytes(b1, sizeof b1, t));
                 if (minimum >= 0) {
                         char lbl[96];
-                        host_total_max(h, minimum, &t);
+                        plan_host_total_max(h, minimum, &t);
                         snprintf(lbl, sizeof lbl, "minimum (%d): high = 4 x batch on every zone", minimum);
                         fprintf(f, "  %-58s max %s\n", lbl, format_bytes(b1, sizeof b1, t));
                 }
@@ -336,8 +336,11 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                                         int frac = -1;
                                         if (!rl->has_pcp_high)
                                                 continue;
-                                        int q = pcp_solve_goal(h->regime, h->zones, h->n_zones, h->page_size,
-                                                               &rl->pcp_high, &frac);
+                                        PcpGoal goal = rl->pcp_high;
+                                        goal.ns_per_page = o->ns_per_page;
+                                        goal.batched = kernel_batched_free_path(&h->kernel);
+                                        int q = pcp_solve_goal(h->regime, h->zones, h->n_zones, h->page_size, &goal,
+                                                               &frac);
                                         snprintf(lbl, sizeof lbl, "policy %s/%s: %s -> %d%s%s", p->name, rl->name,
                                                  pcp_goal_to_string(&rl->pcp_high, gbuf, sizeof gbuf), frac,
                                                  q == -ERANGE ? " (floor)" : "",
@@ -345,12 +348,13 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                                         if (q < 0 && q != -ERANGE)
                                                 fprintf(f, "  %-58s %s\n", lbl, errno_str(q));
                                         else {
-                                                host_total_max(h, frac, &t);
+                                                plan_host_total_max(h, frac, &t);
                                                 fprintf(f, "  %-58s max %s\n", lbl, format_bytes(b1, sizeof b1, t));
                                         }
                                 }
                         }
                 }
+                plan_print_holds(f, h, o);
         }
 
         /* Live pagesets against the model (seed 002). */
@@ -387,7 +391,7 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                 fprintf(f, "\npercpu\n");
                 fprintf(f, "  per memcg: %s (%s, %u possible CPUs)\n", format_bytes(b1, sizeof b1, (uint64_t) cost),
                         percpu_basis_to_string(mc.basis), h->possible_cpus);
-                print_wrapped(f, "    basis: ", 11, mc.how);
+                plan_print_wrapped(f, "    basis: ", 11, mc.how);
                 if (h->snap && snapshot_percpu_split(h->snap, &mc, h->has_pstats ? &h->pstats : NULL, &sp) >= 0) {
                         fputs("  ", f);
                         percpu_split_print(f, &sp, false);
@@ -428,7 +432,7 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                         snprintf(text, sizeof text, "%s (%s%s): %s", a[i].name, a[i].since,
                                  streq(a[i].confidence, "unverified") ? ", version unverified" : "",
                                  present ? a[i].if_present : a[i].if_absent);
-                        print_wrapped(f, present ? "  yes " : "  no  ", 6, text);
+                        plan_print_wrapped(f, present ? "  yes " : "  no  ", 6, text);
                 }
         }
         if (h->probes.n > 0) {
@@ -511,7 +515,7 @@ json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
         for (size_t k = 0; k < nf; k++) {
                 uint64_t t = 0;
                 json_object *e = json_object_new_object();
-                (void) host_total_max(h, fr[k], &t);
+                (void) plan_host_total_max(h, fr[k], &t);
                 json_object_object_add(e, "fraction", json_object_new_int(fr[k]));
                 json_object_object_add(e, "pcp_max_bytes", json_object_new_int64((int64_t) t));
                 json_object_array_add(totals, e);
@@ -523,6 +527,7 @@ json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
                 int minimum = pcp_minimum_fraction(h->regime, h->zones, h->n_zones, h->page_size);
                 if (minimum >= 0)
                         json_object_object_add(root, "minimum_fraction", json_object_new_int(minimum));
+                json_object_object_add(root, "bulk_free", plan_holds_to_json(h, o));
         }
 
         if (o && o->policies && h->regime != PCP_REGIME_LEGACY) {
@@ -548,7 +553,7 @@ json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
                                                                           pcp_goal_to_string(&rl->pcp_high, gbuf, sizeof gbuf)));
                                 json_object_object_add(e, "host_matches", json_object_new_boolean(hm == TRUTH_TRUE));
                                 if (q >= 0 || q == -ERANGE) {
-                                        (void) host_total_max(h, frac, &t);
+                                        (void) plan_host_total_max(h, frac, &t);
                                         json_object_object_add(e, "fraction", json_object_new_int(frac));
                                         json_object_object_add(e, "pcp_max_bytes", json_object_new_int64((int64_t) t));
                                         json_object_object_add(e, "below_floor", json_object_new_boolean(q == -ERANGE));

@@ -58,6 +58,9 @@ typedef struct PlanOptions {
         uint64_t containers;                 /* --containers (0: no projection) */
         uint64_t memcgs_per_container;       /* default 1 */
         const MemcgCostMeasurement *measured; /* `plan --measure` now or kept from before; used if it fits */
+        double ns_per_page;                  /* > 0: bulk-free calibration (--ns-per-page or calibration.json) */
+        const char *calibration_how;         /* where it comes from, or why there is none */
+        uint64_t latency_ns;                 /* --latency: the p99 bulk-free hold to meet (0: none) */
 } PlanOptions;
 
 /* The fractions plan evaluates for a host: the current one, then each --fraction (duplicates dropped). */
@@ -73,6 +76,23 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o);
  * pagesets).  NULL on ENOMEM.
  */
 json_object *plan_to_json(const PlanHost *h, const PlanOptions *o);
+
+/*
+ * Bulk-free holds per candidate fraction (plan-hold.c): pages per bulk free
+ * on the worst zone (pcp_bulk_free_pages_host()), the predicted p99 hold
+ * with the calibration, the memory pcp lists may hold; and with
+ * o->latency_ns the fraction that meets it (pcp_solve_goal(),
+ * PCP_GOAL_BULK_FREE_P99).  Without a calibration the pages are shown and
+ * it says there is none.
+ */
+void plan_print_holds(FILE *f, const PlanHost *h, const PlanOptions *o);
+json_object *plan_holds_to_json(const PlanHost *h, const PlanOptions *o);
+
+/* text wrapped at 98 columns, the first line after prefix, the next ones indented by cont. */
+void plan_print_wrapped(FILE *f, const char *prefix, size_t cont, const char *text);
+
+/* The most pcp lists may hold at a fraction (high_max x CPUs x page size, every zone).  0 or -errno. */
+int plan_host_total_max(const PlanHost *h, int fraction, uint64_t *ret);
 
 /* Fleet table: one CSV row per host, zone and fraction (header printed when header is true). */
 void plan_print_csv(FILE *f, const PlanHost *h, const PlanOptions *o, bool header);

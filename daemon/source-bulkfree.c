@@ -291,6 +291,15 @@ void bulk_free_window_add(BulkFreeWindow *w, const BulkFreeSpan *span) {
         w->total++;
 }
 
+size_t bulk_free_window_newest(const BulkFreeWindow *w, size_t n, BulkFreeRecord *out) {
+        if (!w || !w->ring)
+                return 0;
+        n = MIN(n, w->n);
+        for (size_t i = 0; i < n; i++)
+                out[i] = w->ring[(w->head + w->capacity - n + i) % w->capacity];
+        return n;
+}
+
 static int cmp_u32(const void *a, const void *b) {
         uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
         return x < y ? -1 : x > y;

@@ -140,6 +140,9 @@ typedef struct BulkFreeSummary {
         uint64_t pages_max;
 } BulkFreeSummary;
 
+/* Copies the newest min(n, w->n) records, oldest first, into out; returns how many. */
+size_t bulk_free_window_newest(const BulkFreeWindow *w, size_t n, BulkFreeRecord *out);
+
 /* Summary of the records with when >= since.  0 or -ENOMEM. */
 int bulk_free_window_summarize(const BulkFreeWindow *w, usec_t since, BulkFreeSummary *ret);
 

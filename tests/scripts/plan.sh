@@ -168,5 +168,53 @@ sed -i 's/"possible_cpus":16/"possible_cpus":8/' "$tmp/state-m/memcg-cost.json"
 "$PCPTUNECTL" status --root "$tmp/split" --state-dir "$tmp/state-m" --policy-dir "$empty" --no-owner-check >"$tmp/o" 2>&1
 grep -q "memcgs modelled, 44032 B each" "$tmp/o" && tap_ok "a kept measurement for another CPU count is not used" ||
 	tap_fail "kept measurement, other shape" "$(cat "$tmp/o")"
+# --- bulk-free holds per fraction, calibration and --latency (6.18 live host fixture: batch 63).
+live=$FIXTURES/6.18.44-fc-live-smp2-24G/root
+mkdir -p "$tmp/cal"
+flat() { tr '\n' ' ' <"$tmp/o" | tr -s ' '; } # wrapped lines joined
+plan --root "$live" --calibration-dir "$tmp/cal" >"$tmp/o" 2>&1; rc=$?
+if [ $rc = 0 ] && flat | grep -q "no calibration: no $tmp/cal/calibration.json" &&
+	grep -Eq "^  0 +default +2016 +- " "$tmp/o" && grep -Eq "^  [0-9]+ +minimum +189 +- " "$tmp/o"; then
+	tap_ok "plan without a calibration says so, shows pages per bulk free (2016 default, 189 minimum), exits 0"
+else
+	tap_fail "plan without calibration" "exit $rc" "$(cat "$tmp/o")"
+fi
+plan --root "$live" --calibration-dir "$tmp/cal" --latency 200us >"$tmp/o" 2>&1; rc=$?
+[ $rc = 0 ] && grep -q "latency 200 us: no calibration to predict with" "$tmp/o" &&
+	tap_ok "--latency without a calibration says so and exits 0" || tap_fail "--latency uncalibrated" "exit $rc" "$(cat "$tmp/o")"
+# By hand: 300 ns per page, 200 us.  Independently: the answer's pages x 300 <= 200000, and one
+# fraction less gives more pages than that.
+plan --root "$live" --calibration-dir "$tmp/cal" --ns-per-page 300 --latency 200us --json >"$tmp/j" 2>&1
+f=$(sed -n 's/.*"latency_fraction": \([0-9]*\).*/\1/p' "$tmp/j")
+pages_at() { plan --root "$live" --calibration-dir "$tmp/cal" --json -f "$1" |
+	awk -v f="$1" '/"fraction": / { gsub(/[^0-9]/, "", $2); cur = $2 } /"pages": / && cur == f { gsub(/[^0-9]/, "", $2); print $2; exit }'; }
+if [ -n "$f" ] && [ "$f" -gt 8 ]; then
+	p=$(pages_at "$f"); q=$(pages_at $((f - 1)))
+	if [ -n "$p" ] && [ -n "$q" ] && [ $((p * 300)) -le 200000 ] && [ $((q * 300)) -gt 200000 ] &&
+		grep -q '"latency_met": true' "$tmp/j"; then
+		tap_ok "--latency 200us at 300 ns/page: fraction $f ($p pages, $((p * 300 / 1000)) us); $((f - 1)) would move $q"
+	else
+		tap_fail "--latency answer" "f=$f p=$p q=$q" "$(cat "$tmp/j" | grep -A40 bulk_free)"
+	fi
+else
+	tap_fail "--latency fraction" "$(grep -A40 '"bulk_free"' "$tmp/j")"
+fi
+plan --root "$live" --calibration-dir "$tmp/cal" --ns-per-page 300 --latency 20us >"$tmp/o" 2>&1
+grep -q "latency 20 us: no fraction meets it; the minimum, [0-9]*, is the closest (predicted 57 us)" "$tmp/o" &&
+	tap_ok "--latency below the minimum's hold names the minimum" || tap_fail "--latency unreachable" "$(cat "$tmp/o")"
+# A calibration file as pcptuned writes it (20 bulk frees of 189 pages at 300 ns per page), then a tampered one.
+cat >"$tmp/cal/calibration.json" <<EOC
+{ "version": 1, "ns_per_page": 300, "ns_per_page_stderr": 0, "rms_residual_ns": 0, "samples": 20,
+  "sum_pages2": 714420, "sum_span_pages": 214326000, "sum_span2": 64297800000, "pages_min": 189, "pages_max": 189,
+  "kernel": "6.18.44-fc-v857", "updated": 1764600000 }
+EOC
+plan --root "$live" --calibration-dir "$tmp/cal" >"$tmp/o" 2>&1
+flat | grep -q "calibration: 300.0 ns per page ($tmp/cal/calibration.json: +-0.0 ns (standard error), 20 bulk frees of 189-189 pages, kernel 6.18.44-fc-v857)" &&
+	grep -Eq "^  0 +default +2016 +605 us " "$tmp/o" && tap_ok "plan uses the host's calibration.json (2016 pages: 605 us)" ||
+	tap_fail "calibration file" "$(cat "$tmp/o")"
+sed -i 's/"ns_per_page": 300/"ns_per_page": 3/' "$tmp/cal/calibration.json"
+plan --root "$live" --calibration-dir "$tmp/cal" >"$tmp/o" 2>&1; rc=$?
+[ $rc = 0 ] && flat | grep -q "calibration.json is unusable (Invalid argument), ignored" &&
+	tap_ok "a calibration whose fit is not its sums' is refused" || tap_fail "tampered calibration" "exit $rc" "$(cat "$tmp/o")"
 
 tap_done

@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 sed "s|^ExecStart=.*|ExecStart=$PCPTUNED|" "$unit" >"$tmp/pcptuned.service"
 out=$(SYSTEMD_LOG_LEVEL=warning "$sa" verify "$tmp/pcptuned.service" 2>&1 | grep -v "Cannot add dependency job\|Failed to load configuration\|multi-user.target\|tuned.service\|systemd-sysctl.service")
 if [ -z "$out" ]; then tap_ok "systemd-analyze verify: no complaints"; else tap_fail "systemd-analyze verify" "$out"; fi
-for k in "Type=notify" "WatchdogSec=" "ExecReload=" "Restart=on-failure" "RuntimeDirectoryPreserve=yes" "ReadWritePaths=/proc/sys/vm" "ReadWritePaths=-/var/lib/prometheus/node-exporter" "ReadWritePaths=-/sys/kernel/tracing"; do
+for k in "Type=notify" "WatchdogSec=" "ExecReload=" "Restart=on-failure" "RuntimeDirectoryPreserve=yes" "ReadWritePaths=/proc/sys/vm" "ReadWritePaths=-/var/lib/prometheus/node-exporter" "ReadWritePaths=-/sys/kernel/tracing" "StateDirectory=pcptune"; do
 	grep -q "^$k" "$unit" && tap_ok "unit has $k" || tap_fail "unit lacks $k"
 done
 score=$("$sa" security --offline=yes "$tmp/pcptuned.service" 2>/dev/null | sed -n 's/.*Overall exposure level for .*: \([0-9.]*\).*/\1/p')

@@ -9,6 +9,8 @@
  *  - the goal solver against a brute-force scan and its defining property.
  */
 
+#include <math.h>
+#include <unistd.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -18,6 +20,7 @@
 
 #include "test-helpers.h"
 
+#include "calibration.h"
 #include "model-pcp.h"
 #include "model-percpu.h"
 #include "probe-percpu.h"
@@ -476,6 +479,13 @@ static bool ref_meets(PcpRegime regime, const PcpZone *zones, size_t n, const Pc
                                 return false;
                         break;
                 }
+                case PCP_GOAL_BULK_FREE_P99: {
+                        /* nr_pcp_free() in a burst: clamp(batch << 5, batch, high - batch); batched: batch */
+                        uint64_t pages = g->batched ? batch : MAX(batch, MIN(batch << 5, high - batch));
+                        if ((double) pages * g->ns_per_page > (double) g->value)
+                                return false;
+                        break;
+                }
                 default:
                         fail_msg("unexpected goal kind %d", g->kind);
                 }
@@ -567,6 +577,11 @@ static PcpGoal random_goal(uint64_t *s, PcpGoalKind kind) {
                 break;
         case PCP_GOAL_FRACTION:
                 g.value = rng_range(s, 0, 2000);
+                break;
+        case PCP_GOAL_BULK_FREE_P99:
+                g.value = rng_log(s, 24); /* ns, up to 16 ms */
+                g.ns_per_page = (double) rng_range(s, 5, 800) + 0.37;
+                g.batched = rng_range(s, 0, 3) == 0;
                 break;
         default:
                 break;
@@ -940,6 +955,133 @@ static void test_edge_cases(void **state) {
         assert_int_equal(pcp_zone_highsize(&zin, 63, -8), -EINVAL);
 }
 
+/* nr_pcp_free() in a burst of frees, and the latency goal on this repository's live host. */
+static void test_bulk_free_pages(void **state) {
+        (void) state;
+        /* pcp_bulk_free_max_pages() (issue 13's model) is what the goal bounds: batch 63, high_max 100352
+         * at the default gives batch << 5; the minimum 4 x 63 gives 189. */
+#define PAGES(b, h, sc, bt) pcp_bulk_free_max_pages(&(PcpSetting){ (b), (h), (h) }, (sc), (bt))
+        assert_int_equal(PAGES(63, 100352, 5, false), 2016);
+        assert_int_equal(PAGES(63, 252, 5, false), 189);
+        assert_int_equal(PAGES(63, 2079, 5, false), 2016);
+        assert_int_equal(PAGES(63, 2078, 5, false), 2015);
+        assert_int_equal(PAGES(1, 4, 5, false), 3);   /* DMA: batch 1, high 4 */
+        assert_int_equal(PAGES(63, 100352, 5, true), 63);
+#undef PAGES
+
+        /* The live host of the fixtures (6.18, 2 CPUs, 24 GiB): Normal 1605632 managed, batch 63. */
+        PcpZone z[2] = {
+                { .node = 0, .name = "DMA32", .in = { 772807, 6851, 2, 2 } },
+                { .node = 0, .name = "Normal", .in = { 1605632, 14233, 2, 2 } },
+        };
+        uint64_t pages;
+        int f;
+        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, 0, false, &pages), 0);
+        assert_true(pages == 2016);
+        int fmin = pcp_minimum_fraction(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K);
+        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, fmin, false, &pages), 0);
+        assert_true(pages == 189);
+        /* 300 ns per page: 200 us allows 666 pages, high <= 729 on the worst zone. */
+        PcpGoal g = { PCP_GOAL_BULK_FREE_P99, 200000, 300.0 };
+        assert_int_equal(pcp_solve_goal(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, &g, &f), 0);
+        assert_true(f >= 8);
+        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, f, false, &pages), 0);
+        assert_true(pages <= 666 && pages * 300.0 <= 200000);
+        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, f - 1, false, &pages), 0);
+        assert_true(pages > 666);
+        /* 700 us: the default's 2016 pages meet it. */
+        g.value = 700000;
+        assert_int_equal(pcp_solve_goal(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, &g, &f), 0);
+        assert_int_equal(f, 0);
+        /* 20 us: even the minimum (189 pages, 56.7 us) misses it: the minimum, with -ERANGE. */
+        g.value = 20000;
+        assert_int_equal(pcp_solve_goal(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, &g, &f), -ERANGE);
+        assert_int_equal(f, fmin);
+        /* A kernel that frees in steps of batch (6.19+): 63 pages x 300 ns meets 20 us at the default. */
+        g.batched = true;
+        assert_int_equal(pcp_solve_goal(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, &g, &f), 0);
+        assert_int_equal(f, 0);
+        g.value = 10000; /* 33 pages: not even batch */
+        assert_int_equal(pcp_solve_goal(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, &g, &f), -ERANGE);
+        g.batched = false;
+        /* No calibration: no answer. */
+        g.ns_per_page = 0;
+        assert_int_equal(pcp_solve_goal(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, &g, &f), -ENODATA);
+}
+
+/* The time per page: a least-squares fit through the origin, kept in a validated file. */
+static void test_calibration(void **state) {
+        (void) state;
+        Calibration c = { 0 }, d;
+        BulkFreeRecord r[20];
+
+        /* 19 bulk frees are not enough. */
+        for (int i = 0; i < 20; i++)
+                r[i] = (BulkFreeRecord){ .span_ns = i % 2 ? 59000 : 31000, .pages = i % 2 ? 200 : 100 };
+        assert_int_equal(calibration_add(&c, r, 19), -ENODATA);
+        c = (Calibration){ 0 };
+        /* 10 x (100 pages, 31 us) and 10 x (200 pages, 59 us): k = 14.9e6 / 5e4 = 298 ns; RSS = 1.8e7 ns^2. */
+        assert_int_equal(calibration_add(&c, r, 20), 0);
+        assert_true(fabs(c.ns_per_page - 298.0) < 1e-9);
+        assert_true(fabs(c.ns_per_page_stderr - sqrt(1.8e7 / 19 / 5e5)) < 1e-6);
+        assert_true(fabs(c.rms_residual_ns - sqrt(1.8e7 / 20)) < 1e-6);
+        assert_true(c.pages_min == 100 && c.pages_max == 200);
+        assert_true(fabs(calibration_predict_ns(c.ns_per_page, 189) - 56322.0) < 1e-6);
+        snprintf(c.kernel, sizeof c.kernel, "6.18.44-test");
+        c.updated = 1764600000;
+
+        /* Round trip through the file format, and through a directory. */
+        char *t = calibration_format(&c);
+        assert_non_null(t);
+        assert_int_equal(calibration_parse(t, strlen(t), &d), 0);
+        assert_true(fabs(d.ns_per_page - 298.0) < 1e-6 && d.n == 20 && streq(d.kernel, "6.18.44-test"));
+        char dir[] = "/tmp/pcptune-test-calibration.XXXXXX";
+        assert_non_null(mkdtemp(dir));
+        char sub[64];
+        snprintf(sub, sizeof sub, "%s/state", dir);
+        assert_int_equal(calibration_load(sub, &d), -ENOENT);
+        assert_int_equal(calibration_save(sub, &c), 0);
+        assert_int_equal(calibration_load(sub, &d), 0);
+        assert_true(fabs(d.ns_per_page - 298.0) < 1e-6);
+
+        /* Refused: a fit that is not the sums' fit, missing keys, bad types and ranges, garbage. */
+        static const struct {
+                const char *from, *to;
+        } edits[] = {
+                { "\"ns_per_page\": 298", "\"ns_per_page\": 29" },
+                { "\"version\": 1", "\"version\": 2" },
+                { "\"samples\": 20", "\"samples\": 2" },
+                { "\"samples\": 20", "\"samples\": \"20\"" },
+                { "\"kernel\": \"6.18.44-test\"", "\"kernel\": \"6.18\\n\"" },
+                { "\"kernel\": \"6.18.44-test\"", "\"kernel\": 6" },
+                { "\"pages_min\": 100", "\"pages_min\": 300" },
+                { "\"updated\"", "\"updatedx\"" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(edits); i++) {
+                const char *at = strstr(t, edits[i].from);
+                if (!at)
+                        fail_msg("edit %zu: '%s' not in\n%s", i, edits[i].from, t);
+                _cleanup_(freep) char *bad = NULL;
+                assert_true(asprintf(&bad, "%.*s%s%s", (int) (at - t), t, edits[i].to, at + strlen(edits[i].from)) > 0);
+                if (calibration_parse(bad, strlen(bad), &d) != -EINVAL)
+                        fail_msg("edit %zu accepted:\n%s", i, bad);
+        }
+        _cleanup_(freep) char *trail = NULL;
+        assert_true(asprintf(&trail, "%s{", t) > 0);
+        assert_int_equal(calibration_parse(trail, strlen(trail), &d), -EINVAL);
+        assert_int_equal(calibration_parse("[]", 2, &d), -EINVAL);
+        assert_int_equal(calibration_parse("", 0, &d), -EINVAL);
+        /* A file that is not valid JSON, in the directory: refused, not half-read. */
+        char path[128];
+        snprintf(path, sizeof path, "%s/calibration.json", sub);
+        assert_int_equal(write_file_atomic(path, "{\"version\": 1,", 15, 0644), 0);
+        assert_int_equal(calibration_load(sub, &d), -EINVAL);
+        unlink(path);
+        rmdir(sub);
+        rmdir(dir);
+        free(t);
+}
+
 static void test_goal_to_string(void **state) {
         (void) state;
         static const struct {
@@ -1146,6 +1288,8 @@ int main(void) {
                 cmocka_unit_test(test_percpu_split),
                 cmocka_unit_test(test_memcg_cost_file),
                 cmocka_unit_test(test_memcg_ids),
+                cmocka_unit_test(test_bulk_free_pages),
+                cmocka_unit_test(test_calibration),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "source-bulkfree.h"
+#include "util.h"
+
+/*
+ * This host's time per page of a pcp bulk free, calibrated from measured
+ * holds (source-bulkfree.h): a least-squares fit through the origin of the
+ * hold (ns) against the pages moved, k = sum(s p) / sum(p^2), with its
+ * standard error sqrt(RSS / (n - 1) / sum(p^2)) and the RMS residual.  A
+ * hold of N pages spans N - 1 events, so the origin is where a one-page bulk
+ * free sits to within one event; holds are traced, so k includes the
+ * tracing's own cost per page (pcptuned(8)).  Kept across reboots in
+ * <dir>/calibration.json (the unit's StateDirectory=), read back and
+ * validated like any input: the daemon runs as root.
+ */
+
+#define CALIBRATION_FILE "calibration.json"
+#define CALIBRATION_MIN_SAMPLES 20           /* fewer: no fit */
+#define CALIBRATION_MAX_WEIGHT 100000.0      /* the sums are scaled down beyond this many bulk frees */
+#define CALIBRATION_MAX_NS_PER_PAGE 1e6      /* 1 ms per page is no pcp bulk free */
+
+typedef struct Calibration {
+        /* The fit. */
+        double ns_per_page;
+        double ns_per_page_stderr;
+        double rms_residual_ns;
+        /* What it is made of (weighted sums: older windows weigh less once past the cap). */
+        double n, sum_pp, sum_sp, sum_ss;
+        uint64_t pages_min, pages_max;
+        char kernel[65];              /* uname -r when last fitted */
+        int64_t updated;              /* CLOCK_REALTIME seconds */
+} Calibration;
+
+/*
+ * Add bulk frees (span_ns, pages) to the sums; beyond CALIBRATION_MAX_WEIGHT
+ * the older sums are scaled down so the fit follows the host.  Records of
+ * 0 pages are skipped.  Then refit: 0, or -ENODATA (fewer than
+ * CALIBRATION_MIN_SAMPLES, or no spread to fit), -EDOM (the slope is out of
+ * (0, CALIBRATION_MAX_NS_PER_PAGE]).
+ */
+int calibration_add(Calibration *c, const BulkFreeRecord *records, size_t n);
+
+/* Recompute ns_per_page and its errors from the sums.  0, -ENODATA or -EDOM as above. */
+int calibration_fit(Calibration *c);
+
+/* Predicted hold of a bulk free of pages, in ns (ns_per_page x pages). */
+double calibration_predict_ns(double ns_per_page, uint64_t pages);
+
+/*
+ * Parse the JSON of a calibration file: every key present, numbers finite
+ * and in range, sums consistent with the fit (refitted and compared).  Pure.
+ * 0 or -EINVAL (-ENOMEM).
+ */
+int calibration_parse(const char *text, size_t len, Calibration *ret);
+
+/* The JSON text (caller frees).  NULL on ENOMEM. */
+char *calibration_format(const Calibration *c);
+
+/* <dir>/calibration.json: 0, -ENOENT, -EINVAL (invalid content), -errno. */
+int calibration_load(const char *dir, Calibration *ret);
+/* Atomic replace, mode 0644, dir made if missing.  0 or -errno. */
+int calibration_save(const char *dir, const Calibration *c);
