@@ -304,6 +304,52 @@ static void get_reclaim_swappiness(const PromInput *in, PromEmit *e) {
         prom_emit(e, v < 0 ? 1.0 : 0.0, "unknown");
 }
 
+/* Bulk-free holds traced by the daemon (source-bulkfree.h): present only while measured. */
+static const BulkFreeView *bulk_free(const PromInput *in) {
+        const BulkFreeView *v = in->report->bulk_free;
+        return v && v->available ? v : NULL;
+}
+
+static void get_bulk_free_hold(const PromInput *in, PromEmit *e) {
+        const BulkFreeView *v = bulk_free(in);
+        if (!v || v->sum.samples == 0)
+                return;
+        prom_emit(e, v->sum.p99_seconds, "0.99");
+        prom_emit(e, v->sum.max_seconds, "1");
+}
+
+static void get_bulk_free_pages(const PromInput *in, PromEmit *e) {
+        const BulkFreeView *v = bulk_free(in);
+        if (!v || v->sum.samples == 0)
+                return;
+        prom_emit(e, (double) v->sum.pages_p99, "0.99");
+        prom_emit(e, (double) v->sum.pages_max, "1");
+}
+
+static void get_bulk_free_samples(const PromInput *in, PromEmit *e) {
+        const BulkFreeView *v = bulk_free(in);
+        if (v)
+                prom_emit(e, (double) v->sum.samples);
+}
+
+static void get_bulk_free_traced(const PromInput *in, PromEmit *e) {
+        const BulkFreeView *v = bulk_free(in);
+        if (v)
+                prom_emit(e, (double) v->c.traced_usec / 1e6);
+}
+
+static void get_bulk_free_lost(const PromInput *in, PromEmit *e) {
+        const BulkFreeView *v = bulk_free(in);
+        if (v)
+                prom_emit(e, (double) v->c.lost);
+}
+
+static void get_bulk_free_cpu(const PromInput *in, PromEmit *e) {
+        const BulkFreeView *v = bulk_free(in);
+        if (v)
+                prom_emit(e, (double) v->c.cost_usec / 1e6);
+}
+
 static void get_exit_rate(const PromInput *in, PromEmit *e) {
         const MetricValues *mv = in->report->mv;
         if (mv->available[METRIC_PROC_EXIT_RATE])
@@ -435,6 +481,19 @@ static const PromMetric prom_table[] = {
         { "pcptune_reclaim_swappiness", PROM_GAUGE, "", { "answer", NULL },
           "1 for whether memory.reclaim takes swappiness= (yes: reclaim writes '<bytes> swappiness=0'; unknown: "
           "cgroup v1 or not probed)", get_reclaim_swappiness },
+        { "pcptune_pcp_bulk_free_hold_seconds", PROM_GAUGE, "seconds", { "quantile", NULL },
+          "pcp bulk-free zone->lock hold traced over the last 10 minutes (a lower bound; 0.99 and 1 = max)",
+          get_bulk_free_hold },
+        { "pcptune_pcp_bulk_free_pages", PROM_GAUGE, "pages", { "quantile", NULL },
+          "pages moved per pcp bulk free over the last 10 minutes (0.99 and 1 = max)", get_bulk_free_pages },
+        { "pcptune_pcp_bulk_free_samples", PROM_GAUGE, "", { NULL },
+          "pcp bulk frees measured in the last 10 minutes", get_bulk_free_samples },
+        { "pcptune_bulk_free_traced_seconds_total", PROM_COUNTER, "seconds", { NULL },
+          "time the trace instance recorded bulk frees", get_bulk_free_traced },
+        { "pcptune_bulk_free_lost_events_total", PROM_COUNTER, "", { NULL },
+          "trace events the kernel dropped because the instance's buffer was full", get_bulk_free_lost },
+        { "pcptune_bulk_free_read_cpu_seconds_total", PROM_COUNTER, "seconds", { NULL },
+          "CPU time pcptuned spent reading and parsing the trace buffer", get_bulk_free_cpu },
         { "pcptune_process_exits_per_second", PROM_GAUGE, "", { NULL },
           "process exit rate the policies see (proc.exit_rate; only while a rule uses it)", get_exit_rate },
         { "pcptune_process_exits_total", PROM_COUNTER, "", { NULL },

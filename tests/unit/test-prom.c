@@ -169,6 +169,22 @@ static void test_render(void **state) {
         out = render(&f.in);
         assert_non_null(strstr(out, "\npcptune_process_exits_per_second 12.5\n"));
         assert_non_null(strstr(out, "\npcptune_process_exits_total 99\n"));
+        /* Bulk-free holds: absent while unavailable, quantiles 0.99 and 1 once measured. */
+        assert_null(strstr(out, "pcptune_pcp_bulk_free"));
+        free(out);
+        BulkFreeView bv = { .available = true, .window_usec = 600 * USEC_PER_SEC,
+                            .sum = { .samples = 187, .p99_seconds = 70e-6, .max_seconds = 90e-6, .pages_p99 = 189,
+                                     .pages_max = 191 },
+                            .c = { .traced_usec = 1250000, .lost = 360846, .cost_usec = 114058 } };
+        f.report.bulk_free = &bv;
+        out = render(&f.in);
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_hold_seconds{quantile=\"0.99\"} 7e-05\n"));
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_hold_seconds{quantile=\"1\"} 9e-05\n"));
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_pages{quantile=\"0.99\"} 189\n"));
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_samples 187\n"));
+        assert_non_null(strstr(out, "\npcptune_bulk_free_lost_events_total 360846\n"));
+        assert_non_null(strstr(out, "\npcptune_bulk_free_traced_seconds_total 1.25\n"));
+        assert_non_null(strstr(out, "\npcptune_bulk_free_read_cpu_seconds_total 0.114058\n"));
         free(out);
         snapshot_free(f.snap);
 }
