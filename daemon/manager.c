@@ -1670,7 +1670,17 @@ static void manager_setup_bulk_free(Manager *m) {
                         log_warning_errno(r, "Failed to read the calibration in %s: %s; starting a new one",
                                           m->calibration_dir, errno_str(r));
         }
-        r = bulk_free_source_new(m->root, kb, BULK_WINDOW_CAPACITY, &m->bulk, m->bulk_why, sizeof m->bulk_why);
+        /* mm_page_free is sampled by pfn, as sparsely as the smallest batch allows (bulk_free_free_shift()). */
+        unsigned smallest = UINT_MAX;
+        Zoneinfo zi = { 0 };
+        if (zoneinfo_read(m->root, &zi) >= 0)
+                for (size_t i = 0; i < zi.n_zones; i++)
+                        for (size_t c = 0; zi.zones[i].populated && c < zi.zones[i].n_cpus; c++)
+                                if (zi.zones[i].cpus[c].batch > 1)
+                                        smallest = MIN(smallest, (unsigned) zi.zones[i].cpus[c].batch);
+        zoneinfo_done(&zi);
+        unsigned shift = bulk_free_free_shift(smallest == UINT_MAX ? 1 : smallest);
+        r = bulk_free_source_new(m->root, kb, shift, BULK_WINDOW_CAPACITY, &m->bulk, m->bulk_why, sizeof m->bulk_why);
         if (r < 0) {
                 log_info("pcp.bulk_free.* are unavailable: %s", m->bulk_why);
                 return;
@@ -1683,8 +1693,8 @@ static void manager_setup_bulk_free(Manager *m) {
                 return;
         }
         log_info("Measuring pcp bulk frees through tracefs: %.0f s of tracing every %.0f s and during exit storms, "
-                 "%u KiB of buffer per CPU",
-                 (double) BULK_WINDOW_USEC / 1e6, (double) m->bulk_period_usec / 1e6, kb);
+                 "%u KiB of buffer per CPU, page frees recorded for 1 pfn in %u",
+                 (double) BULK_WINDOW_USEC / 1e6, (double) m->bulk_period_usec / 1e6, kb, 1U << shift);
 }
 
 static void manager_update_sources(Manager *m) {

@@ -507,6 +507,7 @@ static json_object *bulk_free_to_json(const BulkFreeView *v) {
         json_object_object_add(b, "bytes_read", json_object_new_int64((int64_t) v->c.bytes));
         json_object_object_add(b, "read_cpu_usec", json_object_new_int64((int64_t) v->c.cost_usec));
         json_object_object_add(b, "buffer_kb_per_cpu", json_object_new_int64((int64_t) v->c.buffer_kb));
+        json_object_object_add(b, "free_events_one_in", json_object_new_int64((int64_t) 1 << v->c.free_shift));
         json_object_object_add(b, "method", json_object_new_string(BULK_FREE_METHOD));
         return b;
 }

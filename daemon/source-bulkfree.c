@@ -465,12 +465,19 @@ BulkFreeSource *bulk_free_source_free(BulkFreeSource *s) {
         return NULL;
 }
 
-int bulk_free_source_new(const char *root, unsigned buffer_kb, size_t window_capacity, BulkFreeSource **ret,
-                         char *why, size_t why_size) {
+unsigned bulk_free_free_shift(unsigned smallest_batch) {
+        unsigned shift = 0;
+        while (shift < 3 && (2U << shift) <= smallest_batch / 4)
+                shift++;
+        return shift;
+}
+
+int bulk_free_source_new(const char *root, unsigned buffer_kb, unsigned free_shift, size_t window_capacity,
+                         BulkFreeSource **ret, char *why, size_t why_size) {
         static const char *const mounts[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
         _cleanup_(bulk_free_source_freep) BulkFreeSource *s = NULL;
         const char *tracefs = NULL;
-        char val[32];
+        char val[32], filter[48];
         int r;
 
         if (root && !streq(root, "/")) {
@@ -522,6 +529,9 @@ int bulk_free_source_new(const char *root, unsigned buffer_kb, size_t window_cap
         if ((r = instance_write(s, "tracing_on", "0")) < 0 || (r = instance_write(s, "trace_clock", "mono")) < 0 ||
             (r = instance_write(s, "options/overwrite", "0")) < 0 ||
             (r = instance_write(s, "buffer_size_kb", val)) < 0 ||
+            (free_shift > 0 &&
+             (snprintf(filter, sizeof filter, "!(pfn & %u)", (1U << MIN(free_shift, 8U)) - 1),
+              (r = instance_write(s, "events/kmem/" EV_FREE "/filter", filter)) < 0)) ||
             (r = instance_write(s, "events/kmem/" EV_DRAIN "/enable", "1")) < 0 ||
             (r = instance_write(s, "events/kmem/" EV_FREE "/enable", "1")) < 0) {
                 snprintf(why, why_size, "cannot configure the trace instance %s: %s", s->dir, errno_str(r));
@@ -546,6 +556,7 @@ int bulk_free_source_new(const char *root, unsigned buffer_kb, size_t window_cap
                 }
         }
         s->c.buffer_kb = buffer_kb;
+        s->c.free_shift = free_shift;
         *ret = TAKE_PTR(s);
         return 0;
 }

@@ -158,6 +158,7 @@ typedef struct BulkFreeCounters {
         uint64_t discarded;        /* runs not measured (cut at a start, stop or loss) */
         uint64_t lost;             /* events the kernel dropped (buffer full) or overwrote */
         uint64_t bytes;            /* trace text read */
+        unsigned free_shift;       /* mm_page_free recorded for 1 pfn in 2^free_shift */
         usec_t cost_usec;          /* CPU time (user + system) of reading and parsing, all reads */
         usec_t last_cost_usec;     /* of the last read */
         unsigned buffer_kb;        /* per CPU */
@@ -172,8 +173,21 @@ typedef struct BulkFreeCounters {
  * /sys/kernel/tracing, then /sys/kernel/debug/tracing; never mounted.
  * 0, or -errno with a reason in why (e.g. -ENOENT "tracefs is not mounted").
  */
-int bulk_free_source_new(const char *root, unsigned buffer_kb, size_t window_capacity, BulkFreeSource **ret,
-                         char *why, size_t why_size);
+int bulk_free_source_new(const char *root, unsigned buffer_kb, unsigned free_shift, size_t window_capacity,
+                         BulkFreeSource **ret, char *why, size_t why_size);
+
+/*
+ * Every freed page is an mm_page_free event, and an exit at the default
+ * fraction first refills the pcp list by up to high_max pages (hundreds of
+ * MiB) before any bulk free: those events would fill the buffer first.  Only
+ * the pages whose pfn is a multiple of 2^free_shift are recorded (the
+ * filter "!(pfn & mask)"): a free event only has to fall between two runs of
+ * one CPU, between which at least batch pages are freed, so two runs merge
+ * with probability about (1 - 2^-shift)^batch.  The shift for the smallest
+ * batch of the populated zones (those above 1): 2^shift <= batch / 4, at most
+ * 3, e.g. batch 63 gives 3, one event in 8, (7/8)^63 = 2e-4.
+ */
+unsigned bulk_free_free_shift(unsigned smallest_batch);
 
 /* Disables the events and removes the instance.  Accepts NULL. */
 BulkFreeSource *bulk_free_source_free(BulkFreeSource *s);

@@ -298,6 +298,16 @@ static void test_bulk_free_fixture(void **state) {
         free(text);
 }
 
+static void test_bulk_free_free_shift(void **state) {
+        /* 2^shift <= batch / 4, at most 3: merges stay below (1 - 2^-shift)^batch. */
+        assert_int_equal(bulk_free_free_shift(1), 0);
+        assert_int_equal(bulk_free_free_shift(7), 0);
+        assert_int_equal(bulk_free_free_shift(15), 1);
+        assert_int_equal(bulk_free_free_shift(31), 2);
+        assert_int_equal(bulk_free_free_shift(63), 3);
+        assert_int_equal(bulk_free_free_shift(4096), 3);
+}
+
 static void test_bulk_free_window(void **state) {
         BulkFreeWindow w;
         BulkFreeSummary sum;
@@ -329,6 +339,7 @@ int main(void) {
                 cmocka_unit_test(test_bulk_free_grouper),
                 cmocka_unit_test(test_bulk_free_fixture),
                 cmocka_unit_test(test_bulk_free_window),
+                cmocka_unit_test(test_bulk_free_free_shift),
         };
         log_setup("test-events", LOG_TARGET_NULL, LOG_DEBUG);
         return cmocka_run_group_tests(tests, NULL, NULL);
