@@ -94,7 +94,7 @@ void plan_print_holds(FILE *f, const PlanHost *h, const PlanOptions *o) {
         else
                 snprintf(line, sizeof line, "no calibration: %s; pages only",
                          o && o->calibration_how ? o->calibration_how : "none");
-        plan_print_wrapped(f, "  ", 4, line);
+        print_wrapped(f, "  ", 4, line);
         fprintf(f, "  %-12s %-10s %8s %14s %14s\n", "fraction", "", "pages", "p99 hold", "pcp max");
         for (size_t i = 0; i < p.n; i++) {
                 const HoldRow *r = &p.rows[i];
@@ -124,7 +124,7 @@ void plan_print_holds(FILE *f, const PlanHost *h, const PlanOptions *o) {
                          "every zone",
                          (double) o->latency_ns / 1000.0, p.latency_fraction,
                          p.latency_fraction == 0 ? " (the default meets it)" : "");
-                plan_print_wrapped(f, "  ", 4, line);
+                print_wrapped(f, "  ", 4, line);
         }
 }
 

@@ -180,35 +180,6 @@ static void plan_memcg_cost(const PlanHost *h, const PlanOptions *o, MemcgCost *
                           o ? o->measured : NULL, 0, ret);
 }
 
-/* Print text after prefix, wrapped at 98 columns, continuation lines indented by cont spaces. */
-void plan_print_wrapped(FILE *f, const char *prefix, size_t cont, const char *text) {
-        const size_t width = 98;
-        size_t col = strlen(prefix);
-        const char *p = text;
-        bool first_word = true;
-
-        fputs(prefix, f);
-        while (*p) {
-                while (*p == ' ')
-                        p++;
-                size_t wl = strcspn(p, " ");
-                if (wl == 0)
-                        break;
-                if (!first_word && col + 1 + wl > width) {
-                        fprintf(f, "\n%*s", (int) cont, "");
-                        col = cont;
-                } else if (!first_word) {
-                        fputc(' ', f);
-                        col++;
-                }
-                fprintf(f, "%.*s", (int) wl, p);
-                col += wl;
-                p += wl;
-                first_word = false;
-        }
-        fputc('\n', f);
-}
-
 static const char *regime_explained(PcpRegime r) {
         switch (r) {
         case PCP_REGIME_LEGACY:
@@ -247,7 +218,7 @@ static void plan_print_bulk_free(FILE *f, const PlanHost *h, const int *fr, size
         for (size_t k = 0; k < nf && n < sizeof line; k++)
                 n += (size_t) snprintf(line + n, sizeof line - n, "%s fraction %d: up to %d pages", k ? ";" : "", fr[k],
                                        host_bulk_free_max(h, fr[k]));
-        plan_print_wrapped(f, "  ", 4, line);
+        print_wrapped(f, "  ", 4, line);
 }
 
 int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
@@ -267,7 +238,7 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
         if (h->estimate) {
                 fprintf(f, "  estimate: min_free_kbytes %" PRIu64 " (modelled); exact with --managed NODE:ZONE=PAGES\n",
                         h->min_free_kbytes);
-                plan_print_wrapped(f, "  assumed: ", 11, host_shape_assumptions());
+                print_wrapped(f, "  assumed: ", 11, host_shape_assumptions());
         }
 
         fprintf(f, "\npcp lists per zone (pages; max = high_max x online CPUs of the node x page size)\n");
@@ -304,7 +275,7 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                          "CONFIG_PCP_BATCH_SCALE_MAX (%d on Debian) pages per CPU and zone: up to %s on this host, "
                          "for a moment",
                          PCP_BATCH_SCALE_MAX_DEFAULT, format_bytes(b1, sizeof b1, host_burst_bytes(h)));
-                plan_print_wrapped(f, "  ", 4, line);
+                print_wrapped(f, "  ", 4, line);
         }
         plan_print_bulk_free(f, h, fr, nf);
 
@@ -391,20 +362,17 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                 fprintf(f, "\npercpu\n");
                 fprintf(f, "  per memcg: %s (%s, %u possible CPUs)\n", format_bytes(b1, sizeof b1, (uint64_t) cost),
                         percpu_basis_to_string(mc.basis), h->possible_cpus);
-                plan_print_wrapped(f, "    basis: ", 11, mc.how);
+                print_wrapped(f, "    basis: ", 11, mc.how);
                 if (h->snap && snapshot_percpu_split(h->snap, &mc, h->has_pstats ? &h->pstats : NULL, &sp) >= 0) {
-                        fputs("  ", f);
-                        percpu_split_print(f, &sp, false);
+                        percpu_split_print(f, "  ", &sp, false);
                         fprintf(f, "  memcgs (%s): %" PRIu64 " live, %" PRIu64 " dying\n",
                                 cgroup_mode_to_string(h->snap->memcg.mode), h->snap->memcg.live, h->snap->memcg.dying);
                 } else if (h->snap && h->snap->meminfo.has_percpu)
                         fprintf(f, "  Percpu now %s\n", format_bytes(b1, sizeof b1, h->snap->meminfo.percpu_kib * 1024));
                 else if (h->snap)
                         fprintf(f, "  Percpu: unavailable (kernel < 4.7)\n");
-                if (h->has_pstats) {
-                        fputs("  ", f);
-                        percpu_stats_view_print(f, &h->pstats);
-                }
+                if (h->has_pstats)
+                        percpu_stats_view_print(f, "  ", &h->pstats);
                 if (o && o->containers > 0) {
                         uint64_t n = o->containers * MAX(o->memcgs_per_container, (uint64_t) 1);
                         fprintf(f, "  %" PRIu64 " containers x %" PRIu64 " memcg%s = %" PRIu64 " memcgs: %s%s%s\n",
@@ -432,7 +400,7 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                         snprintf(text, sizeof text, "%s (%s%s): %s", a[i].name, a[i].since,
                                  streq(a[i].confidence, "unverified") ? ", version unverified" : "",
                                  present ? a[i].if_present : a[i].if_absent);
-                        plan_print_wrapped(f, present ? "  yes " : "  no  ", 6, text);
+                        print_wrapped(f, present ? "  yes " : "  no  ", 6, text);
                 }
         }
         if (h->probes.n > 0) {

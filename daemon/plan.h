@@ -88,8 +88,6 @@ json_object *plan_to_json(const PlanHost *h, const PlanOptions *o);
 void plan_print_holds(FILE *f, const PlanHost *h, const PlanOptions *o);
 json_object *plan_holds_to_json(const PlanHost *h, const PlanOptions *o);
 
-/* text wrapped at 98 columns, the first line after prefix, the next ones indented by cont. */
-void plan_print_wrapped(FILE *f, const char *prefix, size_t cont, const char *text);
 
 /* The most pcp lists may hold at a fraction (high_max x CPUs x page size, every zone).  0 or -errno. */
 int plan_host_total_max(const PlanHost *h, int fraction, uint64_t *ret);

@@ -81,21 +81,27 @@ static uint64_t pcp_max_bytes(const Snapshot *s, int fraction) {
 }
 
 
-void percpu_split_print(FILE *f, const PercpuSplit *s, bool with_cost) {
-        char t[32], l[32], d[32], o[32], fr[32];
+void percpu_split_print(FILE *f, const char *indent, const PercpuSplit *s, bool with_cost) {
+        char t[32], l[32], d[32], o[32], fr[32], line[320], prefix[32];
+        int n;
 
-        fprintf(f, "percpu: %s = live memcgs %s + dying memcgs %s + other %s", format_bytes(t, sizeof t, s->total_bytes),
-                format_bytes(l, sizeof l, s->live_memcgs_bytes), format_bytes(d, sizeof d, s->dying_memcgs_bytes),
-                format_bytes(o, sizeof o, s->other_bytes));
+        fprintf(f, "%spercpu: %s = live memcgs %s + dying memcgs %s + other %s", indent,
+                format_bytes(t, sizeof t, s->total_bytes), format_bytes(l, sizeof l, s->live_memcgs_bytes),
+                format_bytes(d, sizeof d, s->dying_memcgs_bytes), format_bytes(o, sizeof o, s->other_bytes));
         if (s->has_fragmentation)
                 fprintf(f, " (fragmentation %s)", format_bytes(fr, sizeof fr, s->fragmentation_bytes));
-        fprintf(f, "\n  basis: total measured (meminfo); memcgs %s, %.0f B each%s; other estimated (the rest)",
-                percpu_basis_to_string(s->cost.basis), s->cost.bytes, s->scaled ? ", scaled down to fit the total" : "");
-        if (s->has_fragmentation)
-                fprintf(f, "; fragmentation measured (%s)", s->fragmentation_source);
         fputc('\n', f);
-        if (with_cost)
-                fprintf(f, "  memcg cost: %s\n", s->cost.how);
+        n = snprintf(line, sizeof line, "total measured (meminfo); memcgs %s, %.0f B each%s; other estimated (the rest)",
+                     percpu_basis_to_string(s->cost.basis), s->cost.bytes,
+                     s->scaled ? ", scaled down to fit the total" : "");
+        if (s->has_fragmentation && n > 0 && (size_t) n < sizeof line)
+                snprintf(line + n, sizeof line - (size_t) n, "; fragmentation measured (%s)", s->fragmentation_source);
+        snprintf(prefix, sizeof prefix, "%s  basis: ", indent);
+        print_wrapped(f, prefix, strlen(prefix), line);
+        if (with_cost) {
+                snprintf(prefix, sizeof prefix, "%s  memcg cost: ", indent);
+                print_wrapped(f, prefix, strlen(prefix), s->cost.how);
+        }
 }
 
 json_object *percpu_split_to_json(const PercpuSplit *s) {
@@ -127,31 +133,37 @@ json_object *percpu_split_to_json(const PercpuSplit *s) {
         return o;
 }
 
-void percpu_stats_view_print(FILE *f, const PercpuStatsView *v) {
-        char fb[32];
+void percpu_stats_view_print(FILE *f, const char *indent, const PercpuStatsView *v) {
+        char fb[32], prefix[32];
 
         if (v->skipped) {
-                fprintf(f, "percpu_stats: not read: more than %d memcgs make the read hold IRQs off too long\n",
+                fprintf(f, "%spercpu_stats: not read: more than %d memcgs make it hold IRQs off too long\n", indent,
                         PERCPU_STATS_CHEAP_MEMCGS);
                 return;
         }
+        if (v->error == -ENOENT) {
+                fprintf(f, "%spercpu_stats: unavailable: debugfs not mounted or no CONFIG_PERCPU_STATS\n", indent);
+                return;
+        }
         if (v->error < 0) {
-                fprintf(f, "percpu_stats: unavailable (%s)%s\n", errno_str(v->error),
-                        v->error == -ENOENT ? ": debugfs not mounted or CONFIG_PERCPU_STATS off" : "");
+                fprintf(f, "%spercpu_stats: unavailable (%s)\n", indent, errno_str(v->error));
                 return;
         }
         if (!v->consistent) {
-                fprintf(f, "percpu_stats: inconsistent dump, not used: %s\n", v->inconsistency);
+                snprintf(prefix, sizeof prefix, "%spercpu_stats: ", indent);
+                fprintf(f, "%sinconsistent dump, not used:\n", prefix);
+                snprintf(prefix, sizeof prefix, "%s  ", indent);
+                print_wrapped(f, prefix, strlen(prefix), v->inconsistency);
                 return;
         }
-        fprintf(f, "percpu_stats: %" PRId64 " chunks (%" PRId64 " empty), %" PRId64 " empty populated pages, %s free "
-                   "per unit",
-                v->sum.chunks, v->sum.empty_chunks, v->sum.empty_pop_pages,
+        fprintf(f, "%spercpu_stats: %" PRId64 " chunks (%" PRId64 " empty), %" PRId64 " empty populated pages, %s free "
+                   "per unit\n",
+                indent, v->sum.chunks, v->sum.empty_chunks, v->sum.empty_pop_pages,
                 format_bytes(fb, sizeof fb, (uint64_t) MAX(v->sum.free_bytes, (int64_t) 0)));
         if (v->live)
-                fprintf(f, "; read in %" PRIu64 " us (pcpu_lock held with IRQs off)\n", v->read_usec);
+                fprintf(f, "%s  read in %" PRIu64 " us, pcpu_lock held with IRQs off\n", indent, v->read_usec);
         else
-                fprintf(f, " (from the snapshot)\n");
+                fprintf(f, "%s  as read when the snapshot was taken\n", indent);
 }
 
 json_object *percpu_stats_view_to_json(const PercpuStatsView *v) {
@@ -357,9 +369,9 @@ void report_print(FILE *f, const ReportInput *in) {
         }
         PercpuSplit sp;
         if (report_split(in, &sp))
-                percpu_split_print(f, &sp, true);
+                percpu_split_print(f, "", &sp, true);
         if (in->pstats)
-                percpu_stats_view_print(f, in->pstats);
+                percpu_stats_view_print(f, "", in->pstats);
 
         if (s->has_psi)
                 fprintf(f, "psi memory: some avg10 %.2f%% avg60 %.2f%%, full avg10 %.2f%% avg60 %.2f%%\n",

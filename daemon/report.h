@@ -50,14 +50,14 @@ const char *report_status_line(const ReportInput *in, char *buf, size_t size);
 
 /* "percpu: <total> = live memcgs <a> + dying memcgs <b> + other <c>" and its basis; with_cost: a third line,
  * how the per-memcg cost was obtained. */
-void percpu_split_print(FILE *f, const PercpuSplit *s, bool with_cost);
+void percpu_split_print(FILE *f, const char *indent, const PercpuSplit *s, bool with_cost);
 /* {"total_bytes", "live_memcgs_bytes", "dying_memcgs_bytes", "other_bytes", "fragmentation_bytes" (null when not
  * measured), "basis": {"total", "live_memcgs", "dying_memcgs", "other", "fragmentation", "memcg_cost_bytes",
  * "memcg_cost"}}.  NULL on ENOMEM. */
 json_object *percpu_split_to_json(const PercpuSplit *s);
 
-/* The percpu_stats summary, one line (or "inconsistent: what disagrees"). */
-void percpu_stats_view_print(FILE *f, const PercpuStatsView *v);
+/* The percpu_stats summary, two lines (or "inconsistent dump" and what disagrees), lines after indent. */
+void percpu_stats_view_print(FILE *f, const char *indent, const PercpuStatsView *v);
 /* {"state": "read"|"inconsistent"|"skipped"|"unavailable", ...}.  NULL on ENOMEM. */
 json_object *percpu_stats_view_to_json(const PercpuStatsView *v);
 

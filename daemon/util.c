@@ -404,3 +404,32 @@ fail:;
         unlink(tmp);
         return r;
 }
+
+/* Print text after prefix, wrapped at 98 columns, continuation lines indented by cont spaces. */
+void print_wrapped(FILE *f, const char *prefix, size_t cont, const char *text) {
+        const size_t width = 98;
+        size_t col = strlen(prefix);
+        const char *p = text;
+        bool first_word = true;
+
+        fputs(prefix, f);
+        while (*p) {
+                while (*p == ' ')
+                        p++;
+                size_t wl = strcspn(p, " ");
+                if (wl == 0)
+                        break;
+                if (!first_word && col + 1 + wl > width) {
+                        fprintf(f, "\n%*s", (int) cont, "");
+                        col = cont;
+                } else if (!first_word) {
+                        fputc(' ', f);
+                        col++;
+                }
+                fprintf(f, "%.*s", (int) wl, p);
+                col += wl;
+                p += wl;
+                first_word = false;
+        }
+        fputc('\n', f);
+}

@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -165,3 +166,6 @@ int mkdir_p(const char *path, unsigned mode);
 
 /* Write data to path atomically (temporary file in the same directory, fsync, rename). 0 or -errno. */
 int write_file_atomic(const char *path, const char *data, size_t len, unsigned mode);
+
+/* Print text after prefix, wrapped at 98 columns at spaces, continuation lines indented by cont spaces. */
+void print_wrapped(FILE *f, const char *prefix, size_t cont, const char *text);

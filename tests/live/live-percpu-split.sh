@@ -65,7 +65,7 @@ if [ -r /sys/kernel/debug/percpu_stats ]; then
 	fi
 	"$PCPTUNECTL" status --state-dir "$tmp/state" --no-owner-check --policy-dir "$empty" >"$tmp/o" 2>&1
 	grep -q "^percpu: .* = live memcgs .* + dying memcgs .* + other .* (fragmentation .*)$" "$tmp/o" &&
-		grep -q "^percpu_stats: [0-9]* chunks (.*read in [0-9]* us" "$tmp/o" &&
+		grep -q "^percpu_stats: [0-9]* chunks (" "$tmp/o" && grep -q "^  read in [0-9]* us, pcpu_lock held with IRQs off$" "$tmp/o" &&
 		tap_ok "status text: $(grep '^percpu' "$tmp/o" | tr '\n' ';')" || tap_fail "status text" "$(cat "$tmp/o")"
 else
 	tap_ok "percpu_stats # SKIP no /sys/kernel/debug/percpu_stats (CONFIG_PERCPU_STATS off)"
