@@ -49,6 +49,19 @@ const char *reclaim_args_to_string(ReclaimArgs a) {
         return a >= 0 && a < _RECLAIM_ARGS_MAX ? reclaim_args_table[a] : NULL;
 }
 
+int reclaim_host_has_swap(const char *root) {
+        _cleanup_(freep) char *buf = NULL;
+        const char *pos, *line;
+        size_t len, l, n = 0;
+        int r = read_file_at(root ?: "/", "/proc/swaps", 1024 * 1024, &buf, &len);
+        if (r < 0)
+                return r;
+        pos = buf;
+        while (next_line(&pos, buf + len, &line, &l))
+                n += l > 0;
+        return n > 1;
+}
+
 int reclaim_probe_args(const char *root, const char *mount, CgroupMode mode, const char *cg, ReclaimWriteFn write_fn,
                        void *userdata, ReclaimArgs *ret) {
         _cleanup_(freep) char *path = NULL;
@@ -123,6 +136,7 @@ ReclaimJob *reclaim_job_new(const char *root, const char *mount, CgroupMode mode
         j->cfg.cgroup = NULL;
         j->dry_run = dry_run;
         j->write_fn = default_write;
+        j->host_swap = -1;
         while (cfg->roots && cfg->roots[n])
                 n++;
         if (n > 0) {
@@ -209,7 +223,11 @@ static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, u
                         return;
                 }
         }
-        if (j->args != RECLAIM_ARGS_SWAPPINESS && !j->cfg.allow_swap) {
+        if (j->host_swap < 0) {
+                int r = reclaim_host_has_swap(j->root);
+                j->host_swap = r < 0 ? 1 : r;
+        }
+        if (j->args != RECLAIM_ARGS_SWAPPINESS && !j->cfg.allow_swap && j->host_swap != 0) {
                 t->outcome = RECLAIM_SKIPPED_SWAP;
                 return;
         }

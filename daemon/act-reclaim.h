@@ -46,6 +46,14 @@ typedef enum ReclaimOutcome {
 
 const char *reclaim_outcome_to_string(ReclaimOutcome o);
 
+/*
+ * Is any swap device active (<root>/proc/swaps has a line past its header)?
+ * 1, 0, or -errno (unreadable: callers assume swap).  Without swap, a plain
+ * "<bytes>" cannot swap anonymous memory either (can_reclaim_anon_pages(),
+ * mm/vmscan.c, needs free swap space), so allow-swap is not needed for it.
+ */
+int reclaim_host_has_swap(const char *root);
+
 /* Did a write reach the subtree's memory (so that its refaults count)? */
 bool reclaim_outcome_wrote(ReclaimOutcome o);
 
@@ -107,6 +115,7 @@ typedef struct ReclaimJob {
         ReclaimWriteFn write_fn; /* default: write_file_at() */
         void *write_userdata;
         ReclaimArgs args;        /* from the manager's probe; UNKNOWN: the job probes on its first v2 subtree */
+        int host_swap;           /* swap devices active (/proc/swaps): 1, 0, or -1 not read yet (the job reads it) */
         char **skip;             /* NULL-terminated paths not to reclaim this time (refaulted too much), or NULL */
         /* output */
         MemcgScan scan;

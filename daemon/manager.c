@@ -761,6 +761,11 @@ static void manager_open_refault_window(Manager *m, const ReclaimJob *j) {
                 n_swap += j->results[i].outcome == RECLAIM_SKIPPED_SWAP;
                 n_refaults += j->results[i].outcome == RECLAIM_SKIPPED_REFAULTS;
         }
+        if (j->mode == CGROUP_MEMORY_V2 && j->args == RECLAIM_ARGS_BYTES && j->host_swap == 0 && !j->cfg.allow_swap &&
+            manager_warn_once(m, strna(m->reclaim_label), "no-swap"))
+                log_info("%s: memory.reclaim takes no swappiness= here, but no swap is active: plain byte counts "
+                         "reclaim file pages only",
+                         strna(m->reclaim_label));
         if (n_swap > 0 && manager_warn_once(m, strna(m->reclaim_label), "allow-swap"))
                 log_warning("%s: %zu subtree%s not reclaimed: this kernel's memory.reclaim takes no swappiness= (%s), so "
                             "reclaim could swap the anonymous memory of live cgroups; allow it with allow-swap: true",

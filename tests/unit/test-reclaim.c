@@ -488,6 +488,38 @@ static void test_job_swappiness(void **state) {
         assert_string_equal(old.log, "/cg/c/memory.reclaim=0\n"); /* the probe's only write */
         reclaim_job_free(j);
 
+        /* No swap active (/proc/swaps has only its header): a plain byte count cannot swap, no skip. */
+        char *swaps;
+        assert_true(asprintf(&swaps, "%s/proc/swaps", root) > 0);
+        assert_int_equal(mkdir_p(strndupa(swaps, strlen(swaps) - 6), 0755), 0);
+        const char *no_swap = "Filename\t\t\t\tType\t\tSize\t\tUsed\t\tPriority\n";
+        assert_int_equal(write_file_atomic(swaps, no_swap, strlen(no_swap), 0644), 0);
+        assert_int_equal(reclaim_host_has_swap(root), 0);
+        Recorder noswap = { 0 };
+        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = old_kernel_write;
+        j->write_userdata = &noswap;
+        j->args = RECLAIM_ARGS_BYTES;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->host_swap, 0);
+        assert_int_equal(j->results[0].outcome, RECLAIM_DONE);
+        assert_non_null(strstr(noswap.log, "/cg/c/memory.reclaim=16777216\n"));
+        reclaim_job_free(j);
+        /* With a swap device: skipped again. */
+        const char *with_swap = "Filename\tType\tSize\tUsed\tPriority\n/dev/ram1\tpartition\t524284\t0\t-2\n";
+        assert_int_equal(write_file_atomic(swaps, with_swap, strlen(with_swap), 0644), 0);
+        assert_int_equal(reclaim_host_has_swap(root), 1);
+        Recorder swapon = { 0 };
+        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = old_kernel_write;
+        j->write_userdata = &swapon;
+        j->args = RECLAIM_ARGS_BYTES;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->results[0].outcome, RECLAIM_SKIPPED_SWAP);
+        assert_int_equal(swapon.writes, 0);
+        reclaim_job_free(j);
+        free(swaps);
+
         cfg.allow_swap = true;
         Recorder allowed = { 0 };
         j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
