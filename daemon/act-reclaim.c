@@ -91,6 +91,10 @@ int reclaim_probe_args(const char *root, const char *mount, CgroupMode mode, con
         return 0;
 }
 
+/* v2: the smallest request per subtree, and its granule (a reclaim batch is 32 pages). */
+#define RECLAIM_DYING_SLACK ((uint64_t) 256 << 10)
+#define ALIGN_UP_U64(x, a) (((x) + (a) - 1) / (a) * (a))
+
 static bool strv_contains(char *const *v, const char *s) {
         for (; v && *v; v++)
                 if (streq(*v, s))
@@ -356,7 +360,14 @@ int reclaim_job_run(ReclaimJob *j, const volatile sig_atomic_t *cancel) {
                 if (j->mode == CGROUP_MEMORY_V2) {
                         if (j->bytes_total >= j->cfg.max_bytes)
                                 break;
-                        reclaim_v2(j, t, per_target, deadline, cancel);
+                        /* Ask for what the dying memcgs hold, not more: memory.reclaim on the holder
+                         * takes from its live children too, while offline memcgs are scanned first
+                         * (get_scan_count() and lru_gen's get_nr_to_scan(), mm/vmscan.c 6.1-6.18). */
+                        uint64_t budget = per_target;
+                        if (!explicit_cg)
+                                budget = MIN(budget, ALIGN_UP_U64(MAX(t->dying_bytes, RECLAIM_DYING_SLACK),
+                                                                  RECLAIM_DYING_SLACK));
+                        reclaim_v2(j, t, budget, deadline, cancel);
                 } else {
                         bool childless = true;
                         for (size_t k = 0; k < j->scan.n_holders; k++)

@@ -142,9 +142,16 @@ static int scan_v2(ScanCtx *c, const char *cg, uint64_t dying, bool is_hierarchy
                 }
         }
         if (!is_hierarchy_root && dying > below) {
-                uint64_t usage = 0;
+                /* What the dying memcgs still hold: the holder's usage minus its live children's (an
+                 * inner cgroup of v2 runs no task: the rest is charged to removed descendants). */
+                uint64_t usage = 0, live = 0;
                 (void) read_cg_u64(c, cg, "memory.current", &usage);
-                return add_holder(c, cg, dying - below, 0, usage, (unsigned) n);
+                for (size_t i = 0; i < n; i++) {
+                        uint64_t u;
+                        if (read_cg_u64(c, kids[i], "memory.current", &u) >= 0)
+                                live += u;
+                }
+                return add_holder(c, cg, dying - below, usage > live ? usage - live : 0, usage, (unsigned) n);
         }
         return 0;
 }

@@ -16,7 +16,8 @@
  *  - v2: cgroup.stat per level (nr_dying_subsys_memory on 6.12+, else
  *    nr_dying_descendants), descending only into children whose count is
  *    non-zero; a cgroup directly holds its count minus its live children's.
- *    Exact.
+ *    Exact.  What they hold: the holder's memory.current minus its live
+ *    children's (read for holders only).
  *  - v1: no per-cgroup dying counter exists.  A cgroup's hierarchical usage
  *    (memory.usage_in_bytes) minus its live children's minus its own pages
  *    (memory.stat cache + rss, read only for cgroups with such a surplus) is
@@ -27,7 +28,8 @@
 typedef struct MemcgHolder {
         char *path;              /* below the hierarchy, e.g. "/pods/p1" */
         uint64_t dying;          /* v2: dying memcgs directly below; v1: 0 (unknown) */
-        uint64_t dying_bytes;    /* v1: charge of removed children (estimate); v2: 0 */
+        uint64_t dying_bytes;    /* charge of removed children: v1 an estimate (kernel memory included); v2 usage
+                                  * minus the live children's */
         uint64_t usage_bytes;    /* hierarchical usage (v1 usage_in_bytes, v2 memory.current) */
         unsigned live_children;
 } MemcgHolder;

@@ -88,6 +88,9 @@ static void test_scan_v2(void **state) {
         assert_int_equal(s.n_holders, 3);
         assert_string_equal(s.holders[0].path, "/c");
         assert_int_equal(s.holders[0].dying, 7);
+        /* What the dying hold: usage minus the live children's (/c has none; /a's two use all of it). */
+        assert_int_equal(s.holders[0].dying_bytes, 256 << 20);
+        assert_int_equal(s.holders[1].dying_bytes, 0);
         assert_string_equal(s.holders[1].path, "/a");
         assert_int_equal(s.holders[1].dying, 3);
         assert_int_equal(s.holders[1].live_children, 2);
@@ -200,7 +203,9 @@ static void test_job_v2_budget(void **state) {
         assert_int_equal(j->results[0].outcome, RECLAIM_DONE);
         assert_true(j->results[0].writes >= 1);
         assert_non_null(strstr(rec.log, "/cg/c/memory.reclaim=16777216 swappiness=0\n"));
-        assert_non_null(strstr(rec.log, "/cg/a/memory.reclaim="));
+        /* /a: its live children hold all of its usage: one smallest request, not its share of max. */
+        assert_non_null(strstr(rec.log, "/cg/a/memory.reclaim=262144 swappiness=0\n"));
+        assert_null(strstr(rec.log, "/cg/a/memory.reclaim=16777216"));
         assert_null(strstr(rec.log, "/cg/b/"));
         assert_null(strstr(rec.log, "force_empty"));
         reclaim_job_free(j);
