@@ -14,8 +14,9 @@
  * reclaim-dying: release the page cache that pins dying memcgs, so the
  * kernel can free them and their per-cpu memory (kernel.md §5.3):
  *  - v2: memory.reclaim on each subtree that directly holds dying memcgs, in
- *    steps of `step` bytes, at most max / holders per subtree and `max` in
- *    all; a step the kernel cannot satisfy (EAGAIN) ends that subtree.
+ *    steps of `step` bytes, at most what its dying memcgs hold (usage minus
+ *    the live children's, at least 256 KiB), max / holders per subtree and
+ *    `max` in all; a step the kernel cannot satisfy (EAGAIN) ends that subtree.
  *    Each write is "<bytes> swappiness=0" where the kernel takes it (6.12
  *    here; memory_reclaim() in mm/memcontrol.c): cgroup reclaim with
  *    swappiness 0 scans file pages only (get_scan_count(), mm/vmscan.c), so
