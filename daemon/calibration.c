@@ -128,7 +128,7 @@ char *calibration_format(const Calibration *c) {
         json_object_object_add(o, "pages_max", json_object_new_int64((int64_t) c->pages_max));
         json_object_object_add(o, "kernel", json_object_new_string(c->kernel));
         json_object_object_add(o, "updated", json_object_new_int64(c->updated));
-        const char *t = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
+        const char *t = json_format(o, true);
         if (t && asprintf(&s, "%s\n", t) < 0)
                 s = NULL;
         json_object_put(o);

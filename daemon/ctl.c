@@ -238,7 +238,7 @@ static int cmd_status(const CtlOptions *o) {
                 json_object_object_add(out, "daemon", d);
                 if (reclaim_o)
                         json_object_object_add(out, "reclaim", json_object_get(reclaim_o));
-                printf("%s\n", json_object_to_json_string_ext(out, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+                printf("%s\n", json_format(out, true));
                 json_object_put(out);
         } else {
                 if (pid > 0) {
@@ -472,7 +472,7 @@ static int plan_one_root(const CtlOptions *o, const char *root, const char *labe
                 plan_print_csv(stdout, &h, &o->plan, csv_header);
         else if (o->json) {
                 json_object *j = plan_to_json(&h, &o->plan);
-                printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+                printf("%s\n", json_format(j, true));
                 json_object_put(j);
         } else
                 r = plan_print(stdout, &h, &o->plan);
@@ -524,8 +524,13 @@ static int plan_fleet(CtlOptions *o, const char *dir) {
                 free(list[i]);
         free(list);
         if (fleet) {
-                printf("%s\n", json_object_to_json_string_ext(fleet, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
-                json_object_put(fleet);
+                /* {"schema_version", "hosts": [one plan object per snapshot, in name order]} */
+                json_object *doc = json_object_new_object();
+                if (!doc || json_add_schema_version(doc) < 0)
+                        return json_object_put(doc), json_object_put(fleet), log_oom(), 1;
+                json_object_object_add(doc, "hosts", fleet);
+                printf("%s\n", json_format(doc, true));
+                json_object_put(doc);
         }
         if (hosts == 0 && failed == 0) {
                 log_error("%s holds no snapshot (directories with proc/zoneinfo, or .tar.gz files)", dir);
@@ -622,7 +627,7 @@ static int cmd_plan(CtlOptions *o) {
                         return log_error_errno(r, "Failed to model the shape: %s", errno_str(r)), 1;
                 if (o->json) {
                         json_object *j = plan_to_json(&h, &o->plan);
-                        printf("%s\n", json_object_to_json_string_ext(j, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+                        printf("%s\n", json_format(j, true));
                         json_object_put(j);
                 } else if (o->csv)
                         plan_print_csv(stdout, &h, &o->plan, true);

@@ -106,7 +106,7 @@ int journal_save(const Journal *j) {
                 json_object_object_add(e, "written", json_object_new_int64(j->entries[i].written));
                 json_object_array_add(arr, e);
         }
-        text = json_object_to_json_string_ext(root, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
+        text = json_format(root, true);
         if (!text)
                 return -ENOMEM;
         return write_file_atomic(j->file, text, strlen(text), 0600);

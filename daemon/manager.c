@@ -1107,7 +1107,7 @@ static void manager_write_status(Manager *m, const ReportInput *in) {
                                                 now_usec(CLOCK_MONOTONIC));
         if (rw)
                 json_object_object_add(o, "reclaim", rw);
-        text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED);
+        text = json_format(o, true);
         if (text && asprintf(&path, "%s/%s", m->state_dir, STATUS_FILE) >= 0) {
                 int r = write_file_atomic(path, text, strlen(text), 0644);
                 if (r < 0)
@@ -1326,7 +1326,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
                         if (!o)
                                 return log_oom();
                         fprintf(m->report, "%s\n",
-                                json_object_to_json_string_ext(o, JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED));
+                                json_format(o, true));
                         json_object_put(o);
                 } else
                         report_print(m->report, &in);

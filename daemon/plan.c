@@ -456,6 +456,7 @@ json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
                 json_object_put(totals);
                 return NULL;
         }
+        json_add_schema_version(root);
         json_object_object_add(root, "kernel", json_object_new_string(h->kernel_release));
         for (size_t k = 0; k < nf; k++)
                 json_object_array_add(fa, json_object_new_int(fr[k]));

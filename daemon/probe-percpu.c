@@ -213,7 +213,7 @@ int memcg_cost_measurement_save(const char *state_dir, const MemcgCostMeasuremen
         json_object_object_add(o, "nodes", json_object_new_int64(m->nodes));
         json_object_object_add(o, "bytes", json_object_new_double(m->bytes));
         json_object_object_add(o, "how", json_object_new_string(m->how));
-        const char *text = json_object_to_json_string_ext(o, JSON_C_TO_STRING_PLAIN);
+        const char *text = json_format(o, false);
         r = mkdir_p(state_dir, 0755);
         if (r >= 0 && asprintf(&path, "%s/" MEMCG_COST_FILE, state_dir) < 0)
                 r = -ENOMEM;

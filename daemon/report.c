@@ -219,51 +219,46 @@ static bool decision_changes(const ReportInput *in, int64_t *ret_target) {
         return false;
 }
 
-static void print_decision(FILE *f, const ReportInput *in) {
+/* The decision as one sentence (the text after "decision: "; JSON's decision.reason), in buf. */
+static const char *decision_reason(const ReportInput *in, char *buf, size_t size) {
         const Snapshot *s = in->snap;
         const Plan *p = in->plan;
         const PcpDecision *d = p ? &p->pcp_high : NULL;
-        char gbuf[64];
+        char gbuf[64] = "";
         int64_t target;
 
-        if (!s->has_knob) {
-                fprintf(f, "decision: no pcp sysctl on this kernel: nothing to change\n");
-                return;
-        }
-        if (!s->knob.writable) {
-                fprintf(f, "decision: %s = %" PRId64 " is read-only for pcptune on kernels before 5.14 "
-                           "(a small value gives every CPU managed/F pages)\n", s->knob.name, s->knob.value);
-                return;
-        }
-        if (in->knob && in->knob->admin_override) {
-                fprintf(f, "decision: %s was changed by an administrator (%" PRId64 "): left alone until "
-                           "`pcptunectl resume %s`\n", s->knob.name, in->knob->admin_value, s->knob.name);
-                return;
-        }
-        if (!d || !d->wanted) {
-                if (in->knob && in->knob->managed)
-                        fprintf(f, "decision: no active rule sets pcp.high: %s %s %" PRId64 " -> %" PRId64 " (original)\n",
-                                in->dry_run ? "would restore" : "restore", s->knob.name, s->knob.value,
-                                in->knob->original);
-                else
-                        fprintf(f, "decision: %s stays %" PRId64 ": no active rule sets pcp.high\n", s->knob.name,
-                                s->knob.value);
-                return;
-        }
-        pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf);
-        if (d->solve_error < 0 && d->solve_error != -ERANGE) {
-                fprintf(f, "decision: rule %s/%s wants pcp.high %s but it cannot be solved here: %s\n", d->policy->name,
-                        d->rule->name, gbuf, errno_str(d->solve_error));
-                return;
-        }
-        if (!decision_changes(in, &target))
-                fprintf(f, "decision: %s stays %" PRId64 ": policy %s, rule %s wants pcp.high %s%s\n", s->knob.name,
-                        s->knob.value, d->policy->name, d->rule->name, gbuf,
-                        d->solve_error == -ERANGE ? " (below the 4 x batch floor: minimum used)" : "");
+        if (d && d->wanted)
+                pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf);
+        if (!s->has_knob)
+                snprintf(buf, size, "no pcp sysctl on this kernel: nothing to change");
+        else if (!s->knob.writable)
+                snprintf(buf, size, "%s = %" PRId64 " is read-only for pcptune on kernels before 5.14 "
+                                    "(a small value gives every CPU managed/F pages)", s->knob.name, s->knob.value);
+        else if (in->knob && in->knob->admin_override)
+                snprintf(buf, size, "%s was changed by an administrator (%" PRId64 "): left alone until "
+                                    "`pcptunectl resume %s`", s->knob.name, in->knob->admin_value, s->knob.name);
+        else if ((!d || !d->wanted) && in->knob && in->knob->managed)
+                snprintf(buf, size, "no active rule sets pcp.high: %s %s %" PRId64 " -> %" PRId64 " (original)",
+                         in->dry_run ? "would restore" : "restore", s->knob.name, s->knob.value, in->knob->original);
+        else if (!d || !d->wanted)
+                snprintf(buf, size, "%s stays %" PRId64 ": no active rule sets pcp.high", s->knob.name, s->knob.value);
+        else if (d->solve_error < 0 && d->solve_error != -ERANGE)
+                snprintf(buf, size, "rule %s/%s wants pcp.high %s but it cannot be solved here: %s", d->policy->name,
+                         d->rule->name, gbuf, errno_str(d->solve_error));
+        else if (!decision_changes(in, &target))
+                snprintf(buf, size, "%s stays %" PRId64 ": policy %s, rule %s wants pcp.high %s%s", s->knob.name,
+                         s->knob.value, d->policy->name, d->rule->name, gbuf,
+                         d->solve_error == -ERANGE ? " (below the 4 x batch floor: minimum used)" : "");
         else
-                fprintf(f, "decision: %s %s %" PRId64 " -> %" PRId64 " (policy %s, rule %s: pcp.high %s%s)\n",
-                        in->dry_run ? "would set" : "set", s->knob.name, s->knob.value, target, d->policy->name,
-                        d->rule->name, gbuf, d->solve_error == -ERANGE ? ", below the floor: minimum used" : "");
+                snprintf(buf, size, "%s %s %" PRId64 " -> %" PRId64 " (policy %s, rule %s: pcp.high %s%s)",
+                         in->dry_run ? "would set" : "set", s->knob.name, s->knob.value, target, d->policy->name,
+                         d->rule->name, gbuf, d->solve_error == -ERANGE ? ", below the floor: minimum used" : "");
+        return buf;
+}
+
+static void print_decision(FILE *f, const ReportInput *in) {
+        char buf[512];
+        fprintf(f, "decision: %s\n", decision_reason(in, buf, sizeof buf));
 }
 
 /* What a rule does, for one report column: "pcp.high 8x batch, action reclaim-dying". */
@@ -585,6 +580,11 @@ json_object *report_to_json(const ReportInput *in) {
                 json_object_put(dec);
                 return NULL;
         }
+        char ts[32];
+        usec_t t = in->timestamp_usec ?: now_usec(CLOCK_REALTIME);
+        json_add_schema_version(o);
+        json_object_object_add(o, "timestamp", json_object_new_string(format_timestamp_utc(ts, sizeof ts, t)));
+        json_object_object_add(o, "timestamp_usec", json_object_new_int64((int64_t) t));
         json_object_object_add(o, "kernel", json_object_new_string(s->topo.kernel_release));
         json_object_object_add(o, "regime", json_object_new_string(pcp_regime_to_string(s->regime)));
         json_object_object_add(o, "online_cpus", json_object_new_int((int) s->topo.online_cpus));
@@ -596,6 +596,8 @@ json_object *report_to_json(const ReportInput *in) {
         if (s->meminfo.has_mem_available)
                 json_object_object_add(mem, "available_bytes",
                                        json_object_new_int64((int64_t) s->meminfo.mem_available_kib * 1024));
+        json_object_object_add(mem, "slab_bytes",
+                               s->meminfo.has_slab ? json_object_new_int64((int64_t) s->meminfo.slab_kib * 1024) : NULL);
         json_object_object_add(mem, "percpu_bytes",
                                s->meminfo.has_percpu ? json_object_new_int64((int64_t) s->meminfo.percpu_kib * 1024)
                                                      : NULL);
@@ -709,6 +711,9 @@ json_object *report_to_json(const ReportInput *in) {
                 json_object_object_add(r, "file", json_object_new_string(st->policy->file));
                 json_object_object_add(r, "priority", json_object_new_int(st->policy->priority));
                 json_object_object_add(r, "state", json_object_new_string(rule_verdict_to_string(st->verdict)));
+                char what[160];
+                rule_describe(st->rule, what, sizeof what);
+                json_object_object_add(r, "goal", json_object_new_string(what));
                 json_object_array_add(pol, r);
         }
         json_object_object_add(o, "rules", pol);
@@ -731,6 +736,8 @@ json_object *report_to_json(const ReportInput *in) {
                 json_object_object_add(dec, "to", json_object_new_int64(target));
         }
         json_object_object_add(dec, "dry_run", json_object_new_boolean(in->dry_run));
+        char reason[512];
+        json_object_object_add(dec, "reason", json_object_new_string(decision_reason(in, reason, sizeof reason)));
         json_object_object_add(o, "decision", dec);
         json_object_object_add(o, "bulk_free", bulk_free_to_json(in->bulk_free));
         return o;

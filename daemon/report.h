@@ -30,6 +30,7 @@ typedef struct ReportInput {
         const KernelProbes *probes;     /* kernel probes (probe-kernel.h), may be NULL */
         const BulkFreeView *bulk_free;  /* measured bulk-free holds (pcptuned), may be NULL */
         bool dry_run;
+        usec_t timestamp_usec;          /* CLOCK_REALTIME of the snapshot; 0: now */
 } ReportInput;
 
 /* Human-readable report, aligned tables under 100 columns. */

@@ -5,6 +5,7 @@
 #include <limits.h>
 #include <math.h>
 #include <sys/stat.h>
+#include <json-c/json.h>
 
 #include "util.h"
 
@@ -432,4 +433,27 @@ void print_wrapped(FILE *f, const char *prefix, size_t cont, const char *text) {
                 first_word = false;
         }
         fputc('\n', f);
+}
+
+int json_add_schema_version(struct json_object *o) {
+        json_object *v = json_object_new_int(PCPTUNE_JSON_SCHEMA_VERSION);
+        if (!v || json_object_object_add(o, "schema_version", v) < 0) {
+                json_object_put(v);
+                return -ENOMEM;
+        }
+        return 0;
+}
+
+const char *json_format(struct json_object *o, bool pretty) {
+        int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
+        flags |= pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN;
+        return json_object_to_json_string_ext(o, flags);
+}
+
+const char *format_timestamp_utc(char *buf, size_t size, usec_t t) {
+        time_t sec = (time_t) (t / USEC_PER_SEC);
+        struct tm tm;
+        if (!gmtime_r(&sec, &tm) || strftime(buf, size, "%Y-%m-%dT%H:%M:%SZ", &tm) == 0)
+                snprintf(buf, size, "n/a");
+        return buf;
 }

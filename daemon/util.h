@@ -169,3 +169,23 @@ int write_file_atomic(const char *path, const char *data, size_t len, unsigned m
 
 /* Print text after prefix, wrapped at 98 columns at spaces, continuation lines indented by cont spaces. */
 void print_wrapped(FILE *f, const char *prefix, size_t cont, const char *text);
+
+/*
+ * Every JSON document pcptune writes (pcptunectl --json, pcptuned --once --json, the daemon's status.json)
+ * carries "schema_version": this number, raised when a documented key changes meaning or goes away (keys are
+ * only ever added under one version).
+ */
+#define PCPTUNE_JSON_SCHEMA_VERSION 1
+
+/* Adds "schema_version" to a document's top-level object (before keys added later).  0 or -ENOMEM. */
+struct json_object;
+int json_add_schema_version(struct json_object *o);
+
+/*
+ * The one serialisation of pcptune's JSON: pretty (pretty true) or one line, and "/" written as is, not "\/"
+ * (paths are common values).  The string belongs to o.  NULL on ENOMEM.
+ */
+const char *json_format(struct json_object *o, bool pretty);
+
+/* A wall-clock time (CLOCK_REALTIME µs) as RFC 3339 UTC with seconds, "2026-12-01T15:56:32Z", in buf (>= 21). */
+const char *format_timestamp_utc(char *buf, size_t size, usec_t t);

@@ -80,7 +80,7 @@ else
 	tap_fail "fleet CSV" "$(cat "$tmp/csv")"
 fi
 plan --root "$tmp/fleet" --json >"$tmp/j" 2>&1
-check_json "fleet JSON is a list of hosts" 'NR == 1 && /^\[/ { a = 1 } /"kernel"/ { k++ } END { exit !(a && k == 2) }'
+check_json "fleet JSON: schema_version and a list of hosts" '/^  "schema_version": 1,/ { v = 1 } /^  "hosts": \[/ { a = 1 } /"kernel"/ { k++ } END { exit !(v && a && k == 2) }'
 plan --root "$tmp/fleet/hostB.tar.gz" --csv >"$tmp/o" 2>&1 && grep -q ",6.1.0-57-amd64,0,DMA32," "$tmp/o" &&
 	tap_ok "plan --root FILE.tar.gz" || tap_fail "plan tar.gz" "$(cat "$tmp/o")"
 
