@@ -16,8 +16,8 @@ static int knob_write(const char *root, const Knob *k, int64_t v) {
         return write_file_at(root, k->path, buf);
 }
 
-/* Log a change with the structured fields journald users filter on. */
-static void log_change(int level, const Knob *k, const char *verb, int64_t old, int64_t new, const ChangeReason *why) {
+/* Log a change with the structured fields journald users filter on; keep it as the knob's last change. */
+static void log_change(int level, Knob *k, const char *verb, int64_t old, int64_t new, const ChangeReason *why) {
         char f_knob[128], f_old[48], f_new[48], f_policy[160], f_rule[160], f_reason[320];
         const char *fields[8];
         size_t n = 0;
@@ -42,12 +42,16 @@ static void log_change(int level, const Knob *k, const char *verb, int64_t old, 
         }
         fields[n] = NULL;
 
+        char rest[352];
         if (why && why->policy)
-                log_fields(level, fields, "%s%s: %" PRId64 " -> %" PRId64 " (policy %s, rule %s: %s)", verb, k->name,
-                           old, new, why->policy, strna(why->rule), strna(why->text));
+                snprintf(rest, sizeof rest, "%" PRId64 " -> %" PRId64 " (policy %s, rule %s: %s)", old, new, why->policy,
+                         strna(why->rule), strna(why->text));
         else
-                log_fields(level, fields, "%s%s: %" PRId64 " -> %" PRId64 " (%s)", verb, k->name, old, new,
-                           why && why->text ? why->text : "restore");
+                snprintf(rest, sizeof rest, "%" PRId64 " -> %" PRId64 " (%s)", old, new,
+                         why && why->text ? why->text : "restore");
+        snprintf(k->last_change, sizeof k->last_change, "%s%s", verb, rest);
+        k->last_change_usec = now_usec(CLOCK_REALTIME);
+        log_fields(level, fields, "%s%s: %s", verb, k->name, rest);
 }
 
 /* The administrator changed a knob we manage: stop managing it, never restore over it. */

@@ -35,6 +35,8 @@ typedef struct Knob {
         int64_t admin_value;
         int64_t last_would;        /* dry-run: last value reported, to log each change once */
         bool has_last_would;
+        usec_t last_change_usec;   /* CLOCK_REALTIME of the last change logged (write, would-write, restore); 0: none */
+        char last_change[384];     /* its log line after "<name>: ", "0 -> 4509 (policy p, rule r: ...)" */
 } Knob;
 
 /* Why a value is wanted: written to the journal fields and the log line. */

@@ -178,6 +178,14 @@ static int cmd_status(const CtlOptions *o) {
                 if (json_object_object_get_ex(knob_o, "admin_override", &v))
                         knob.admin_override = json_object_get_boolean(v);
                 knob.admin_value = s->knob.value;
+                /* The daemon's last change of the knob, read back like any input. */
+                json_object *lc, *lt;
+                if (json_object_object_get_ex(knob_o, "last_change", &lc) && json_object_is_type(lc, json_type_string) &&
+                    json_object_object_get_ex(knob_o, "last_change_usec", &lt) && json_object_is_type(lt, json_type_int) &&
+                    json_object_get_int64(lt) > 0) {
+                        snprintf(knob.last_change, sizeof knob.last_change, "%s", json_object_get_string(lc));
+                        knob.last_change_usec = (usec_t) json_object_get_int64(lt);
+                }
                 have_knob = true;
         }
 
@@ -253,12 +261,17 @@ static int cmd_status(const CtlOptions *o) {
                         json_object *rules, *d;
                         if (dstatus && json_object_object_get_ex(dstatus, "rules", &rules))
                                 for (size_t i = 0; i < json_object_array_length(rules); i++) {
-                                        json_object *rr = json_object_array_get_idx(rules, i), *a, *b, *c;
-                                        if (json_object_object_get_ex(rr, "policy", &a) &&
-                                            json_object_object_get_ex(rr, "rule", &b) &&
-                                            json_object_object_get_ex(rr, "state", &c))
-                                                printf("  rule %s/%s: %s\n", json_object_get_string(a),
-                                                       json_object_get_string(b), json_object_get_string(c));
+                                        json_object *rr = json_object_array_get_idx(rules, i), *a, *b, *c, *w;
+                                        if (!json_object_object_get_ex(rr, "policy", &a) ||
+                                            !json_object_object_get_ex(rr, "rule", &b) ||
+                                            !json_object_object_get_ex(rr, "state", &c))
+                                                continue;
+                                        printf("  rule %s/%s: %s\n", json_object_get_string(a),
+                                               json_object_get_string(b), json_object_get_string(c));
+                                        /* Why, as the daemon evaluated it (its `for` histories and cooldowns). */
+                                        if (json_object_object_get_ex(rr, "why", &w) &&
+                                            json_object_is_type(w, json_type_string))
+                                                print_wrapped(stdout, "    why: ", 9, json_object_get_string(w));
                                 }
                         if (dstatus && json_object_object_get_ex(dstatus, "daemon", &d)) {
                                 json_object *v;
@@ -279,8 +292,8 @@ static int cmd_status(const CtlOptions *o) {
                 report_print(stdout, &in);
                 reclaim_watch_print_json(stdout, reclaim_o);
                 if (pid > 0)
-                        printf("(rule states above are a fresh evaluation: `for` durations start now; the "
-                               "daemon's are listed at the top)\n");
+                        printf("(the rule states under policies are a fresh evaluation: `for` durations start now "
+                               "and no cooldown runs; the daemon's are listed at the top)\n");
         }
         json_object_put(reclaim_o);
         json_object_put(dstatus);

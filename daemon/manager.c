@@ -1164,7 +1164,8 @@ static void manager_exit_metric(Manager *m, MetricValues *mv, usec_t now) {
                 return;
         }
         mv->available[METRIC_PROC_EXIT_RATE] = false;
-        mv->why_unavailable[METRIC_PROC_EXIT_RATE] = m->exit_unavailable ?: "no rule uses it";
+        mv->why_unavailable[METRIC_PROC_EXIT_RATE] = m->exit_unavailable ?: m->once ? "counted by a running pcptuned only: --once does not listen to exits"
+                                                                   : "the proc connector is not open";
 }
 
 /* Read what the trace buffer holds now (bounded), counting the CPU it took against the window's budget. */

@@ -1,4 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <inttypes.h>
+#include <stdio.h>
 #include <string.h>
 
 #include "metrics.h"
@@ -193,4 +195,51 @@ void metrics_from_snapshot(const Snapshot *s, MetricValues *ret) {
                 metric_unavailable(&mv, i, "measured by the running pcptuned only");
 
         *ret = mv;
+}
+
+const char *metric_format_value(MetricId id, double v, char *buf, size_t size) {
+        const MetricInfo *mi = metric_info(id);
+
+        switch (mi ? mi->unit : METRIC_UNIT_COUNT) {
+        case METRIC_UNIT_BYTES:
+                return format_bytes(buf, size, v > 0 ? (uint64_t) v : 0);
+        case METRIC_UNIT_PAGES:
+                snprintf(buf, size, "%.0f pages", v);
+                break;
+        case METRIC_UNIT_PERCENT:
+                snprintf(buf, size, "%.2f%%", v);
+                break;
+        case METRIC_UNIT_RATE:
+                snprintf(buf, size, "%.0f/s", v);
+                break;
+        case METRIC_UNIT_VERSION:
+                snprintf(buf, size, "%d.%d", (int) (v / 1e6), (int) (v / 1e3) % 1000);
+                break;
+        case METRIC_UNIT_SECONDS:
+                if (v < 1e-3)
+                        snprintf(buf, size, "%.0f us", v * 1e6);
+                else if (v < 1)
+                        snprintf(buf, size, "%.1f ms", v * 1e3);
+                else
+                        snprintf(buf, size, "%.1f s", v);
+                break;
+        default:
+                snprintf(buf, size, "%.0f", v);
+        }
+        return buf;
+}
+
+const char *format_seconds(char *buf, size_t size, usec_t t) {
+        uint64_t s = t / USEC_PER_SEC;
+        if (t % USEC_PER_SEC && s < 10)
+                snprintf(buf, size, "%.1f s", (double) t / USEC_PER_SEC);
+        else if (s < 120)
+                snprintf(buf, size, "%" PRIu64 " s", s);
+        else if (s < 7200 && s % 60 == 0)
+                snprintf(buf, size, "%" PRIu64 " min", s / 60);
+        else if (s < 7200)
+                snprintf(buf, size, "%" PRIu64 " min %" PRIu64 " s", s / 60, s % 60);
+        else
+                snprintf(buf, size, "%" PRIu64 " h %" PRIu64 " min", s / 3600, s / 60 % 60);
+        return buf;
 }

@@ -84,3 +84,12 @@ static inline void metric_set(MetricValues *mv, MetricId id, double v) {
         mv->available[id] = true;
         mv->why_unavailable[id] = NULL;
 }
+
+/*
+ * A value of metric id with its unit, for reports: bytes "1.5 GiB", pages "512 pages", percent "12.50%",
+ * rate "200/s", version "6.12", seconds "250 us"/"1.5 ms"/"3 s", count "127".  Returns buf.
+ */
+const char *metric_format_value(MetricId id, double v, char *buf, size_t size);
+
+/* A duration for reports: "0 s", "3 s", "1.5 s", "2 min 30 s".  Returns buf. */
+const char *format_seconds(char *buf, size_t size, usec_t t);

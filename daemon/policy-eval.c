@@ -166,6 +166,114 @@ static RuleVerdict rule_update(const Rule *r, RuleHistory *h, const MetricValues
         return RULE_ACTIVE;
 }
 
+/* The first host: comparison that does not hold, as "cpus 2, needs >= 64".  false if all hold. */
+bool host_match_explain(const HostMatch *h, const MetricValues *mv, char *buf, size_t size) {
+        buf[0] = 0;
+        for (size_t i = 0; h && mv && i < h->n_cmps; i++) {
+                const struct HostCmp *c = &h->cmps[i];
+                const MetricInfo *mi = metric_info(c->metric);
+                char have[48], want[48];
+                if (!mv->available[c->metric]) {
+                        snprintf(buf, size, "%s unknown", mi->name);
+                        return true;
+                }
+                if (cmp_apply(c->op, mv->value[c->metric], c->value))
+                        continue;
+                if (mi->unit == METRIC_UNIT_BYTES) {
+                        format_bytes(have, sizeof have, (uint64_t) mv->value[c->metric]);
+                        format_bytes(want, sizeof want, (uint64_t) c->value);
+                } else if (mi->unit == METRIC_UNIT_VERSION) {
+                        double hv = mv->value[c->metric], wv = c->value;
+                        snprintf(have, sizeof have, "%d.%d", (int) (hv / 1e6), (int) (hv / 1e3) % 1000);
+                        snprintf(want, sizeof want, "%d.%d", (int) (wv / 1e6), (int) (wv / 1e3) % 1000);
+                } else {
+                        snprintf(have, sizeof have, "%.0f", mv->value[c->metric]);
+                        snprintf(want, sizeof want, "%.0f", c->value);
+                }
+                snprintf(buf, size, "%s %s, needs %s %s", mi->name, have, cmp_op_to_string(c->op), want);
+                return true;
+        }
+        return false;
+}
+
+/* Collect the comparisons below e with the `for` that governs each (its own or the nearest enclosing one). */
+static void terms_collect(const Expr *e, const Expr *for_node, const MetricValues *mv, usec_t now,
+                          const ConditionState *cs, RuleStatus *st) {
+        if (!e)
+                return;
+        if (e->for_usec > 0)
+                for_node = e;
+        if (e->kind != EXPR_CMP) {
+                terms_collect(e->a, for_node, mv, now, cs, st);
+                terms_collect(e->b, for_node, mv, now, cs, st);
+                return;
+        }
+        if (st->n_terms >= RULE_TERMS_MAX) {
+                st->more_terms++;
+                return;
+        }
+        RuleTerm *t = &st->terms[st->n_terms++];
+        *t = (RuleTerm){ .metric = e->metric, .op = e->op, .threshold = e->value,
+                         .available = mv->available[e->metric], .value = mv->value[e->metric] };
+        t->holds = t->available && cmp_apply(e->op, t->value, e->value);
+        if (for_node) {
+                t->for_usec = for_node->for_usec;
+                if (cs && cs->true_since && for_node->id < cs->n && cs->true_since[for_node->id] != USEC_INFINITY &&
+                    now >= cs->true_since[for_node->id])
+                        t->held_usec = now - cs->true_since[for_node->id];
+        }
+}
+
+const char *rule_status_explain(const RuleStatus *st, const MetricValues *mv, char *buf, size_t size) {
+        size_t l = 0;
+
+        buf[0] = 0;
+        if (st->verdict == RULE_HOST_MISMATCH) {
+                snprintf(buf, size, "host: %s", st->host_why[0] ? st->host_why : "does not match");
+                return buf;
+        }
+        if (!st->condition) {
+                snprintf(buf, size, "no condition: always active");
+                l = strlen(buf);
+        } else
+                for (size_t i = 0; i < st->n_terms && l < size; i++) {
+                        const RuleTerm *t = &st->terms[i];
+                        const char *name = metric_info(t->metric)->name;
+                        char v[48], th[48], f[32], h[32];
+                        metric_format_value(t->metric, t->threshold, th, sizeof th);
+                        const char *sep = i ? "; " : "";
+                        format_seconds(f, sizeof f, t->for_usec);
+                        format_seconds(h, sizeof h, MIN(t->held_usec, t->for_usec));
+                        if (!t->available)
+                                l += (size_t) snprintf(buf + l, size - l, "%s%s unavailable (%s), needs %s %s", sep, name,
+                                                       mv ? strna(mv->why_unavailable[t->metric]) : "n/a",
+                                                       cmp_op_to_string(t->op), th);
+                        else if (!t->holds)
+                                l += (size_t) snprintf(buf + l, size - l, "%s%s %s, needs %s %s%s%s", sep, name,
+                                                       metric_format_value(t->metric, t->value, v, sizeof v),
+                                                       cmp_op_to_string(t->op), th, t->for_usec ? " for " : "",
+                                                       t->for_usec ? f : "");
+                        else if (t->for_usec)
+                                l += (size_t) snprintf(buf + l, size - l, "%s%s %s %s %s, held %s of %s", sep, name,
+                                                       metric_format_value(t->metric, t->value, v, sizeof v),
+                                                       cmp_op_to_string(t->op), th, h, f);
+                        else
+                                l += (size_t) snprintf(buf + l, size - l, "%s%s %s %s %s: holds", sep, name,
+                                                       metric_format_value(t->metric, t->value, v, sizeof v),
+                                                       cmp_op_to_string(t->op), th);
+                }
+        if (l < size && st->more_terms)
+                l += (size_t) snprintf(buf + l, size - l, "; %zu more comparison%s", st->more_terms,
+                                       st->more_terms == 1 ? "" : "s");
+        if (l < size && st->condition && streq(st->condition, "until"))
+                l += (size_t) snprintf(buf + l, size - l, " (until: ends the rule)");
+        if (l < size && st->cooldown_left_usec > 0) {
+                char c[32];
+                snprintf(buf + l, size - l, "; cooldown %s left", format_seconds(c, sizeof c, st->cooldown_left_usec));
+        }
+        return buf;
+}
+
 int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *mv, EvalState *state, usec_t now,
                 Plan *ret) {
         Plan plan = { 0 };
@@ -206,8 +314,23 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
                                 condition_state_done(&h->when);
                                 condition_state_done(&h->until);
                                 st->verdict = RULE_HOST_MISMATCH;
+                                host_match_explain(&p->host, mv, st->host_why, sizeof st->host_why);
                         } else
                                 st->verdict = rule_update(r, h, mv, now, &st->unavailable_metric);
+
+                        /* The condition that decides now: until: while an active rule has one, else when:. */
+                        bool by_until = st->verdict == RULE_ACTIVE && r->until.root;
+                        const Condition *c = by_until ? &r->until : &r->when;
+                        if (c->root) {
+                                st->condition = by_until ? "until" : "when";
+                                terms_collect(c->root, NULL, mv, now, by_until ? &h->until : &h->when, st);
+                        }
+                        if (r->action.kind != ACTION_NONE || r->repair_pagesets) {
+                                usec_t cd = r->cooldown_usec ?: r->action.kind != ACTION_NONE ? COOLDOWN_DEFAULT_ACTION_USEC
+                                                                                               : COOLDOWN_DEFAULT_REPAIR_USEC;
+                                if (h->last_action != USEC_INFINITY && now >= h->last_action && now - h->last_action < cd)
+                                        st->cooldown_left_usec = cd - (now - h->last_action);
+                        }
 
                         st->newly_active = !was_active && st->verdict == RULE_ACTIVE;
                         st->newly_inactive = was_active && st->verdict != RULE_ACTIVE;

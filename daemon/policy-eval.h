@@ -32,6 +32,20 @@ typedef enum RuleVerdict {
 
 const char *rule_verdict_to_string(RuleVerdict v);
 
+/* One comparison of the condition that decides a rule now, as evaluated (for reports). */
+typedef struct RuleTerm {
+        MetricId metric;
+        CmpOp op;
+        double threshold;         /* in the metric's unit */
+        double value;             /* the metric now (valid if available) */
+        bool available;
+        bool holds;               /* the comparison holds now */
+        usec_t for_usec;          /* the `for` on it or on the nearest enclosing node; 0: none */
+        usec_t held_usec;         /* how long that `for` operand has held until now (0: not holding) */
+} RuleTerm;
+
+#define RULE_TERMS_MAX 8
+
 typedef struct RuleStatus {
         const Policy *policy;
         const Rule *rule;
@@ -39,7 +53,29 @@ typedef struct RuleStatus {
         int unavailable_metric;   /* MetricId or -1 */
         bool newly_active;        /* became active at this evaluation */
         bool newly_inactive;
+        /* Why: the condition that decides now ("when" while inactive, "until" while an active rule has one;
+         * NULL: none), its comparisons in parse order (at most RULE_TERMS_MAX; more_terms counts the rest),
+         * the cooldown left before its action may run again, and why the policy's host: does not match. */
+        const char *condition;
+        RuleTerm terms[RULE_TERMS_MAX];
+        size_t n_terms;
+        size_t more_terms;
+        usec_t cooldown_left_usec;
+        char host_why[96];
 } RuleStatus;
+
+/*
+ * The first host: comparison that does not hold, as "cpus 2, needs >= 64" (or "cpus unknown"), in buf.
+ * Returns false (buf empty) when every comparison holds.
+ */
+bool host_match_explain(const HostMatch *h, const MetricValues *mv, char *buf, size_t size);
+
+/*
+ * A rule's state in words, from its evaluation: "memcg.dying 127, needs > 200 for 10 s (held 0 s)",
+ * "... ; cooldown 42 s left", "host: cpus 2, needs >= 64", or for an unavailable metric the metric and
+ * why_unavailable.  Returns buf.
+ */
+const char *rule_status_explain(const RuleStatus *st, const MetricValues *mv, char *buf, size_t size);
 
 /* The winning pcp.high goal and the fraction it solves to on this host. */
 typedef struct PcpDecision {

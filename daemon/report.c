@@ -202,6 +202,18 @@ bool report_split(const ReportInput *in, PercpuSplit *ret) {
         return snapshot_percpu_split(in->snap, in->memcg_cost ?: &c, in->pstats, ret) >= 0;
 }
 
+const char *report_knob_state(const ReportInput *in) {
+        if (!in->snap->has_knob)
+                return "absent";
+        if (!in->snap->knob.writable)
+                return "read-only";
+        if (in->knob && in->knob->admin_override)
+                return "changed by an administrator";
+        if (in->knob && in->knob->managed)
+                return "managed";
+        return "not managed";
+}
+
 static bool decision_changes(const ReportInput *in, int64_t *ret_target) {
         const Snapshot *s = in->snap;
         const Plan *p = in->plan;
@@ -278,35 +290,6 @@ static void rule_describe(const Rule *r, char *buf, size_t size) {
                 snprintf(buf + l, size - l, "%srepair pagesets", l ? ", " : "");
 }
 
-/* The first host: comparison that does not hold, as "cpus 2, needs >= 64".  false if all hold. */
-static bool host_match_explain(const HostMatch *h, const MetricValues *mv, char *buf, size_t size) {
-        for (size_t i = 0; h && mv && i < h->n_cmps; i++) {
-                const struct HostCmp *c = &h->cmps[i];
-                const MetricInfo *mi = metric_info(c->metric);
-                char have[48], want[48];
-                if (!mv->available[c->metric]) {
-                        snprintf(buf, size, "%s unknown", mi->name);
-                        return true;
-                }
-                if (cmp_apply(c->op, mv->value[c->metric], c->value))
-                        continue;
-                if (mi->unit == METRIC_UNIT_BYTES) {
-                        format_bytes(have, sizeof have, (uint64_t) mv->value[c->metric]);
-                        format_bytes(want, sizeof want, (uint64_t) c->value);
-                } else if (mi->unit == METRIC_UNIT_VERSION) {
-                        double hv = mv->value[c->metric], wv = c->value;
-                        snprintf(have, sizeof have, "%d.%d", (int) (hv / 1e6), (int) (hv / 1e3) % 1000);
-                        snprintf(want, sizeof want, "%d.%d", (int) (wv / 1e6), (int) (wv / 1e3) % 1000);
-                } else {
-                        snprintf(have, sizeof have, "%.0f", mv->value[c->metric]);
-                        snprintf(want, sizeof want, "%.0f", c->value);
-                }
-                snprintf(buf, size, "%s %s, needs %s %s", mi->name, have, cmp_op_to_string(c->op), want);
-                return true;
-        }
-        return false;
-}
-
 static void print_bulk_free(FILE *f, const BulkFreeView *v) {
         if (!v || !v->available) {
                 fprintf(f, "pcp bulk frees: unavailable (%s)\n",
@@ -376,10 +359,18 @@ void report_print(FILE *f, const ReportInput *in) {
 
         print_bulk_free(f, in->bulk_free);
 
-        if (s->has_knob)
-                fprintf(f, "%s = %" PRId64 "%s\n", s->knob.name, s->knob.value,
-                        in->knob && in->knob->managed ? " (managed by pcptuned)" : "");
-        else
+        if (s->has_knob) {
+                fprintf(f, "%s = %" PRId64 " (%s", s->knob.name, s->knob.value, report_knob_state(in));
+                if (in->knob && in->knob->managed)
+                        fprintf(f, " by pcptuned, original %" PRId64, in->knob->original);
+                fprintf(f, ")\n");
+                if (in->knob && in->knob->last_change_usec) {
+                        char ts[32], line[480];
+                        snprintf(line, sizeof line, "%s at %s", in->knob->last_change,
+                                 format_timestamp_utc(ts, sizeof ts, in->knob->last_change_usec));
+                        print_wrapped(f, "  last change: ", 15, line);
+                }
+        } else
                 fprintf(f, "pcp sysctl: none on this kernel\n");
         if (in->probes)
                 kernel_probes_print(f, in->probes);
@@ -449,12 +440,14 @@ void report_print(FILE *f, const ReportInput *in) {
                                 char what[160];
                                 k++;
                                 rule_describe(r, what, sizeof what);
-                                fprintf(f, "    %-22s %-20s %s", r->name,
+                                fprintf(f, "    %-22s %-20s %s\n", r->name,
                                         st ? rule_verdict_to_string(st->verdict) : "", what);
-                                if (st && st->verdict == RULE_UNAVAILABLE && st->unavailable_metric >= 0)
-                                        fprintf(f, " (%s unavailable)",
-                                                metric_info((MetricId) st->unavailable_metric)->name);
-                                fputc('\n', f);
+                                /* Why, from the evaluation (the policy's line above says it for a host). */
+                                if (st && st->verdict != RULE_HOST_MISMATCH) {
+                                        char explain[512];
+                                        print_wrapped(f, "      why: ", 11, rule_status_explain(st, in->mv, explain,
+                                                                                                sizeof explain));
+                                }
                         }
                 }
         }
@@ -650,6 +643,19 @@ json_object *report_to_json(const ReportInput *in) {
                         }
                         json_object_object_add(k, "admin_override", json_object_new_boolean(in->knob->admin_override));
                 }
+                json_object_object_add(k, "state", json_object_new_string(report_knob_state(in)));
+                if (in->knob && in->knob->last_change_usec) {
+                        char lts[32];
+                        json_object_object_add(k, "last_change", json_object_new_string(in->knob->last_change));
+                        json_object_object_add(k, "last_change_time",
+                                               json_object_new_string(format_timestamp_utc(lts, sizeof lts,
+                                                                                           in->knob->last_change_usec)));
+                        json_object_object_add(k, "last_change_usec",
+                                               json_object_new_int64((int64_t) in->knob->last_change_usec));
+                } else {
+                        json_object_object_add(k, "last_change", NULL);
+                        json_object_object_add(k, "last_change_time", NULL);
+                }
                 json_object_object_add(o, "knob", k);
         }
 
@@ -711,9 +717,34 @@ json_object *report_to_json(const ReportInput *in) {
                 json_object_object_add(r, "file", json_object_new_string(st->policy->file));
                 json_object_object_add(r, "priority", json_object_new_int(st->policy->priority));
                 json_object_object_add(r, "state", json_object_new_string(rule_verdict_to_string(st->verdict)));
-                char what[160];
+                char what[160], explain[512];
                 rule_describe(st->rule, what, sizeof what);
                 json_object_object_add(r, "goal", json_object_new_string(what));
+                json_object_object_add(r, "why", json_object_new_string(rule_status_explain(st, in->mv, explain,
+                                                                                           sizeof explain)));
+                json_object_object_add(r, "condition", st->condition ? json_object_new_string(st->condition) : NULL);
+                json_object *terms = json_object_new_array();
+                for (size_t ti = 0; terms && ti < st->n_terms; ti++) {
+                        const RuleTerm *rt = &st->terms[ti];
+                        const MetricInfo *mi = metric_info(rt->metric);
+                        json_object *to = json_object_new_object();
+                        json_object_object_add(to, "metric", json_object_new_string(mi->name));
+                        json_object_object_add(to, "unit", json_object_new_string(metric_unit_to_string(mi->unit)));
+                        json_object_object_add(to, "value", rt->available ? json_object_new_double(rt->value) : NULL);
+                        json_object_object_add(to, "op", json_object_new_string(cmp_op_to_string(rt->op)));
+                        json_object_object_add(to, "threshold", json_object_new_double(rt->threshold));
+                        json_object_object_add(to, "holds", json_object_new_boolean(rt->holds));
+                        json_object_object_add(to, "for_seconds",
+                                               rt->for_usec ? json_object_new_double((double) rt->for_usec / 1e6) : NULL);
+                        json_object_object_add(to, "held_seconds",
+                                               rt->for_usec ? json_object_new_double((double) rt->held_usec / 1e6) : NULL);
+                        json_object_array_add(terms, to);
+                }
+                json_object_object_add(r, "terms", terms);
+                json_object_object_add(r, "cooldown_left_seconds",
+                                       json_object_new_double((double) st->cooldown_left_usec / 1e6));
+                json_object_object_add(r, "host_mismatch",
+                                       st->verdict == RULE_HOST_MISMATCH ? json_object_new_string(st->host_why) : NULL);
                 json_object_array_add(pol, r);
         }
         json_object_object_add(o, "rules", pol);

@@ -33,6 +33,9 @@ typedef struct ReportInput {
         usec_t timestamp_usec;          /* CLOCK_REALTIME of the snapshot; 0: now */
 } ReportInput;
 
+/* The pcp knob's state: "managed", "not managed", "changed by an administrator", "read-only", "absent". */
+const char *report_knob_state(const ReportInput *in);
+
 /* Human-readable report, aligned tables under 100 columns. */
 void report_print(FILE *f, const ReportInput *in);
 

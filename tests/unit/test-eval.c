@@ -270,6 +270,83 @@ static void test_cooldown_and_reload(void **state) {
         policy_set_free(set);
 }
 
+/* Why each rule is (in)active: values against thresholds with units, the `for` held, the cooldown left, the host. */
+static void test_why(void **state) {
+        static const char *const files[] = {
+                "50-r.yaml",
+                "version: 1\nname: cleanup\nrules:\n"
+                "  - name: dying\n    when: memcg.dying > 200 for 10s and meminfo.free < 1GiB\n"
+                "    action: { reclaim-dying: { cgroup: auto } }\n    cooldown: 5m\n",
+                "60-big.yaml",
+                "version: 1\nname: big\nhost:\n  cpus: \">= 64\"\nrules:\n"
+                "  - name: exits\n    when: proc.exit_rate > 200/s for 3s\n    pcp: { high: minimum }\n",
+                NULL,
+        };
+        PolicySet *set = load_set(files);
+        Snapshot *s = live_fixture();
+        EvalState *st = eval_state_new();
+        MetricValues mv;
+        Plan plan;
+        char buf[512];
+
+        metrics_from_snapshot(s, &mv);
+        metric_set(&mv, METRIC_CPUS, 2);
+        metric_set(&mv, METRIC_MEMCG_DYING, 127);
+        metric_set(&mv, METRIC_MEMINFO_FREE, 512.0 * 1024 * 1024);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(100), &plan), 0);
+        assert_int_equal(plan.n_rules, 2);
+        const RuleStatus *d = &plan.rules[0], *x = &plan.rules[1];
+        assert_int_equal(d->verdict, RULE_INACTIVE);
+        assert_string_equal(d->condition, "when");
+        assert_int_equal(d->n_terms, 2);
+        assert_int_equal(d->terms[0].metric, METRIC_MEMCG_DYING);
+        assert_true(d->terms[0].threshold == 200 && d->terms[0].value == 127 && !d->terms[0].holds);
+        assert_int_equal(d->terms[0].for_usec, SEC(10));
+        assert_true(d->terms[1].holds);
+        assert_string_equal(rule_status_explain(d, &mv, buf, sizeof buf),
+                            "memcg.dying 127, needs > 200 for 10 s; meminfo.free 512.0 MiB < 1.0 GiB: holds");
+        /* The host clause's reason, not the metric's unavailability. */
+        assert_int_equal(x->verdict, RULE_HOST_MISMATCH);
+        assert_string_equal(x->host_why, "cpus 2, needs >= 64");
+        assert_string_equal(rule_status_explain(x, &mv, buf, sizeof buf), "host: cpus 2, needs >= 64");
+        plan_done(&plan);
+
+        /* Holding: 3 s of 10 s. */
+        metric_set(&mv, METRIC_MEMCG_DYING, 300);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(101), &plan), 0);
+        plan_done(&plan);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(104), &plan), 0);
+        assert_int_equal(plan.rules[0].terms[0].held_usec, SEC(3));
+        assert_string_equal(rule_status_explain(&plan.rules[0], &mv, buf, sizeof buf),
+                            "memcg.dying 300 > 200, held 3 s of 10 s; meminfo.free 512.0 MiB < 1.0 GiB: holds");
+        plan_done(&plan);
+
+        /* Active, acted at 111 s: 4 min 59 s of the 5 min cooldown left a second later. */
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(111), &plan), 0);
+        assert_int_equal(plan.rules[0].verdict, RULE_ACTIVE);
+        assert_int_equal(plan.n_actions, 1);
+        eval_state_action_done(st, plan.actions[0].policy, plan.actions[0].rule, SEC(111));
+        plan_done(&plan);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(112), &plan), 0);
+        assert_int_equal(plan.rules[0].cooldown_left_usec, SEC(299));
+        assert_non_null(strstr(rule_status_explain(&plan.rules[0], &mv, buf, sizeof buf), "; cooldown 4 min 59 s left"));
+        plan_done(&plan);
+
+        /* On a host that matches, an unavailable metric says why it is unavailable. */
+        metric_set(&mv, METRIC_CPUS, 64);
+        mv.available[METRIC_PROC_EXIT_RATE] = false;
+        mv.why_unavailable[METRIC_PROC_EXIT_RATE] = "the proc connector is not open";
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(113), &plan), 0);
+        assert_int_equal(plan.rules[1].verdict, RULE_UNAVAILABLE);
+        assert_string_equal(rule_status_explain(&plan.rules[1], &mv, buf, sizeof buf),
+                            "proc.exit_rate unavailable (the proc connector is not open), needs > 200/s");
+        plan_done(&plan);
+
+        eval_state_free(st);
+        snapshot_free(s);
+        policy_set_free(set);
+}
+
 static void test_empty_set(void **state) {
         static const char *const none[] = { NULL };
         PolicySet *set = load_set(none);
@@ -293,7 +370,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_precedence),          cmocka_unit_test(test_hysteresis),
                 cmocka_unit_test(test_host_and_solve),      cmocka_unit_test(test_cooldown_and_reload),
-                cmocka_unit_test(test_empty_set),
+                cmocka_unit_test(test_empty_set),           cmocka_unit_test(test_why),
         };
         log_setup("test-eval", LOG_TARGET_NULL, LOG_DEBUG);
         return cmocka_run_group_tests(tests, NULL, NULL);
