@@ -2,6 +2,7 @@
 #include <inttypes.h>
 
 #include "act-sysctl.h"
+#include "messages.h"
 #include "log.h"
 #include "source-zoneinfo.h"
 #include "util.h"
@@ -19,12 +20,15 @@ static int knob_write(const char *root, const Knob *k, int64_t v) {
 /* Log a change with the structured fields journald users filter on; keep it as the knob's last change. */
 static void log_change(int level, Knob *k, const char *verb, int64_t old, int64_t new, const ChangeReason *why) {
         char f_knob[128], f_old[48], f_new[48], f_policy[160], f_rule[160], f_reason[320];
-        const char *fields[8];
+        const char *fields[9];
         size_t n = 0;
 
         snprintf(f_knob, sizeof f_knob, "KNOB=%s", k->name);
         snprintf(f_old, sizeof f_old, "OLD=%" PRId64, old);
         snprintf(f_new, sizeof f_new, "NEW=%" PRId64, new);
+        fields[n++] = streq(verb, "restored ")    ? "MESSAGE_ID=" PCPTUNE_MESSAGE_RESTORE
+                      : streq(verb, "would set ") ? "MESSAGE_ID=" PCPTUNE_MESSAGE_WOULD_CHANGE
+                                                  : "MESSAGE_ID=" PCPTUNE_MESSAGE_CHANGE;
         fields[n++] = f_knob;
         fields[n++] = f_old;
         fields[n++] = f_new;
@@ -59,7 +63,16 @@ static int knob_yield_to_admin(Knob *k, Journal *j, int64_t current) {
         k->admin_override = true;
         k->admin_value = current;
         k->managed = false;
-        log_notice("%s was changed to %" PRId64 " by someone else (we had written %" PRId64
+        char f_knob[128], f_new[48], f_old[48];
+        snprintf(f_knob, sizeof f_knob, "KNOB=%s", k->name);
+        snprintf(f_old, sizeof f_old, "OLD=%" PRId64, k->written);
+        snprintf(f_new, sizeof f_new, "NEW=%" PRId64, current);
+        const char *fields[] = { "MESSAGE_ID=" PCPTUNE_MESSAGE_BACK_OFF, f_knob, f_old, f_new, NULL };
+        snprintf(k->last_change, sizeof k->last_change, "%" PRId64 " -> %" PRId64 " by someone else: left alone",
+                 k->written, current);
+        k->last_change_usec = now_usec(CLOCK_REALTIME);
+        log_fields(LOG_NOTICE, fields,
+                   "%s was changed to %" PRId64 " by someone else (we had written %" PRId64
                    "); no longer managing it and not restoring it at exit. `pcptunectl resume %s` hands it back.",
                    k->name, current, k->written, k->name);
         if (j && journal_remove(j, k->name)) {

@@ -13,6 +13,8 @@
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/wait.h>
+#include <systemd/sd-journal.h>
+#include <time.h>
 
 #include <dirent.h>
 #include <limits.h>
@@ -22,6 +24,7 @@
 #include "capture.h"
 #include "calibration.h"
 #include "journal.h"
+#include "messages.h"
 #include "model-wmark.h"
 #include "plan.h"
 #include "probe-kernel.h"
@@ -51,6 +54,8 @@ typedef struct CtlOptions {
         unsigned measure;            /* --measure[=N]: memcgs to create */
         usec_t max_age_usec;         /* liveness --max-age (0: from the daemon's interval) */
         const char *calibration_dir; /* where pcptuned keeps calibration.json */
+        const char *since, *until;   /* history */
+        const char *directory;       /* history: journal files here (journalctl -D) */
 } CtlOptions;
 
 static void help(void) {
@@ -64,13 +69,15 @@ static void help(void) {
                "                         of snapshots or a hypothetical shape, exactly as the kernel computes\n"
                "  snapshot -o DIR|F.tar.gz   capture what plan needs from this host (or --root)\n"
                "  repair                 compare pagesets with the model; recompute them if they differ\n"
-               "  liveness               exit 0 if pcptuned sampled within --max-age (a liveness probe)\n\n"
+               "  liveness               exit 0 if pcptuned sampled within --max-age (a liveness probe)\n"
+               "  history                what pcptuned changed, restored, backed off from, reclaimed and\n"
+               "                         reloaded, from the journal\n\n"
                "Options:\n"
                "  -r, --root DIR         kernel files below DIR (default /); for plan also a directory of\n"
                "                         snapshots (one table for the fleet) or a snapshot .tar.gz\n"
                "  -s, --state-dir DIR    pcptuned's state directory (default %s)\n"
                "  -p, --policy-dir DIR   policies (status, plan; default as pcptuned)\n"
-               "      --json             JSON output (status, plan)\n"
+               "      --json             JSON output (status, plan, history)\n"
                "      --csv              plan: one CSV table (the default for a fleet)\n"
                "  -f, --fraction F       plan: also evaluate this fraction (repeatable)\n"
                "      --shape SPEC       plan: cpus=N,memory=SIZE,nodes=K[,kernel=X.Y][,possible=N]\n"
@@ -87,6 +94,10 @@ static void help(void) {
                "      --latency TIME     plan: the fraction whose predicted p99 bulk-free hold meets TIME\n"
                "      --ns-per-page N    plan: bulk-free time per page (a calibration by hand)\n"
                "      --calibration-dir DIR  where pcptuned keeps calibration.json (default %s)\n"
+               "      --since TIME       history: from TIME (2026-12-01, 2026-12-01 15:04:05 UTC, now, or\n"
+               "                         a time ago: 7d, 1h)\n"
+               "      --until TIME       history: up to TIME (same forms)\n"
+               "  -D, --directory DIR    history: read the journal files in DIR (as journalctl -D)\n"
                "      --no-owner-check   do not require root-owned, non-writable policy files\n"
                "  -h, --help             this help\n"
                "      --version          print the version\n",
@@ -297,6 +308,151 @@ static int cmd_status(const CtlOptions *o) {
         }
         json_object_put(reclaim_o);
         json_object_put(dstatus);
+        return r < 0 ? 1 : 0;
+}
+
+/*
+ * --since/--until: "2026-12-01", "2026-12-01 15:04[:05]", "2026-12-01T15:04:05Z" (UTC), "now", or a duration
+ * ("7d", "1h30m") meaning that long ago.  CLOCK_REALTIME µs.  0 or -EINVAL.
+ */
+static int parse_history_time(const char *s, usec_t now, usec_t *ret) {
+        static const char *const formats[] = { "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S",
+                                               "%Y-%m-%d %H:%M", "%Y-%m-%d" };
+        usec_t d;
+
+        if (streq(s, "now")) {
+                *ret = now;
+                return 0;
+        }
+        for (size_t i = 0; i < ELEMENTSOF(formats); i++) {
+                struct tm tm = { 0 };
+                const char *end = strptime(s, formats[i], &tm);
+                if (!end || *end)
+                        continue;
+                time_t t = timegm(&tm);
+                if (t < 0)
+                        return -EINVAL;
+                *ret = (usec_t) t * USEC_PER_SEC;
+                return 0;
+        }
+        if (parse_duration(s, &d) < 0 || d > now)
+                return -EINVAL;
+        *ret = now - d;
+        return 0;
+}
+
+/* The pcptune fields of an entry (KNOB=, OLD=, POLICY=, RULE=, ...: upper-case names, no trusted "_" ones). */
+static json_object *history_fields(sd_journal *j) {
+        json_object *o = json_object_new_object();
+        const void *data;
+        size_t len;
+
+        if (!o)
+                return NULL;
+        SD_JOURNAL_FOREACH_DATA(j, data, len) {
+                const char *d = data, *eq = memchr(d, '=', len);
+                char key[64];
+                size_t kl;
+                if (!eq || (kl = (size_t) (eq - d)) == 0 || kl >= sizeof key || d[0] == '_')
+                        continue;
+                memcpy(key, d, kl);
+                key[kl] = 0;
+                if (strspn(key, "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") != kl || streq(key, "MESSAGE") ||
+                    streq(key, "MESSAGE_ID") || streq(key, "PRIORITY") || streq(key, "SYSLOG_IDENTIFIER") ||
+                    strncmp(key, "CODE_", 5) == 0 || strncmp(key, "SYSLOG_", 7) == 0)
+                        continue;
+                json_object_object_add(o, key, json_object_new_string_len(eq + 1, (int) MIN(len - kl - 1, 4096UL)));
+        }
+        return o;
+}
+
+/* One field's value (the bytes after "NAME="), bounded, in buf; "" if absent. */
+static const char *history_field(sd_journal *j, const char *name, char *buf, size_t size) {
+        const void *data;
+        size_t len, nl = strlen(name);
+        buf[0] = 0;
+        if (sd_journal_get_data(j, name, &data, &len) >= 0 && len > nl + 1)
+                snprintf(buf, size, "%.*s", (int) MIN(len - nl - 1, (size_t) INT_MAX), (const char *) data + nl + 1);
+        return buf;
+}
+
+/*
+ * history: pcptuned's changes, restores, back-offs, reclaims and reloads, from the journal (sd-journal):
+ * the local journal, or journal files in --directory, entries whose MESSAGE_ID is one of messages.h's, in
+ * time order, between --since and --until.  Text: one line per entry; --json: a list of objects.
+ */
+static int cmd_history(const CtlOptions *o) {
+        _cleanup_(sd_journal_closep) sd_journal *j = NULL;
+        usec_t now = now_usec(CLOCK_REALTIME), since = 0, until = USEC_INFINITY;
+        json_object *list = NULL;
+        int r;
+
+        if (o->since && parse_history_time(o->since, now, &since) < 0) {
+                log_error("Invalid --since '%s': a date (2026-12-01, 2026-12-01 15:04:05, UTC), now, or a time ago (7d)",
+                          o->since);
+                return 2;
+        }
+        if (o->until && parse_history_time(o->until, now, &until) < 0) {
+                log_error("Invalid --until '%s': a date (2026-12-01, 2026-12-01 15:04:05, UTC), now, or a time ago (7d)",
+                          o->until);
+                return 2;
+        }
+        r = o->directory ? sd_journal_open_directory(&j, o->directory, 0) : sd_journal_open(&j, SD_JOURNAL_LOCAL_ONLY);
+        if (r < 0)
+                return log_error_errno(r, "Failed to open the journal%s%s: %s", o->directory ? " in " : "",
+                                       o->directory ?: "", errno_str(r)),
+                       1;
+        for (size_t i = 0; i < ELEMENTSOF(pcptune_messages); i++) {
+                char m[64];
+                snprintf(m, sizeof m, "MESSAGE_ID=%s", pcptune_messages[i].id);
+                r = sd_journal_add_match(j, m, 0);
+                if (r < 0)
+                        return log_error_errno(r, "Failed to filter the journal: %s", errno_str(r)), 1;
+        }
+        r = since > 0 ? sd_journal_seek_realtime_usec(j, since) : sd_journal_seek_head(j);
+        if (r < 0)
+                return log_error_errno(r, "Failed to seek in the journal: %s", errno_str(r)), 1;
+        if (o->json && !(list = json_object_new_array()))
+                return log_oom(), 1;
+
+        while ((r = sd_journal_next(j)) > 0) {
+                uint64_t t;
+                char id[64], msg[2048], ts[32];
+                const char *kind = NULL;
+
+                if (sd_journal_get_realtime_usec(j, &t) < 0 || t < since)
+                        continue;
+                if (t > until)
+                        break;
+                history_field(j, "MESSAGE_ID", id, sizeof id);
+                for (size_t i = 0; i < ELEMENTSOF(pcptune_messages); i++)
+                        if (streq(id, pcptune_messages[i].id))
+                                kind = pcptune_messages[i].kind;
+                if (!kind)
+                        continue;
+                history_field(j, "MESSAGE", msg, sizeof msg);
+                format_timestamp_utc(ts, sizeof ts, t);
+                if (list) {
+                        json_object *e = json_object_new_object();
+                        if (!e)
+                                break;
+                        json_add_schema_version(e);
+                        json_object_object_add(e, "time", json_object_new_string(ts));
+                        json_object_object_add(e, "time_usec", json_object_new_int64((int64_t) t));
+                        json_object_object_add(e, "type", json_object_new_string(kind));
+                        json_object_object_add(e, "message_id", json_object_new_string(id));
+                        json_object_object_add(e, "message", json_object_new_string(msg));
+                        json_object_object_add(e, "fields", history_fields(j));
+                        json_object_array_add(list, e);
+                } else
+                        printf("%s  %-12s %s\n", ts, kind, msg);
+        }
+        if (r < 0)
+                log_warning_errno(r, "Failed to read the journal: %s; the list stops here", errno_str(r));
+        if (list) {
+                printf("%s\n", json_object_array_length(list) == 0 ? "[]" : json_format(list, true));
+                json_object_put(list);
+        }
         return r < 0 ? 1 : 0;
 }
 
@@ -759,7 +915,7 @@ static int cmd_repair(const CtlOptions *o) {
 int main(int argc, char **argv) {
         enum { OPT_VERSION = 0x100, OPT_JSON, OPT_NO_OWNER, OPT_CSV, OPT_SHAPE, OPT_MANAGED, OPT_CONTAINERS,
                OPT_MEMCGS, OPT_MEASURE, OPT_FORCE, OPT_MAX_AGE, OPT_LATENCY, OPT_NS_PER_PAGE,
-               OPT_CALIBRATION_DIR };
+               OPT_CALIBRATION_DIR, OPT_SINCE, OPT_UNTIL, OPT_DIRECTORY };
         static const struct option options[] = {
                 { "root", required_argument, NULL, 'r' },
                 { "state-dir", required_argument, NULL, 's' },
@@ -778,6 +934,9 @@ int main(int argc, char **argv) {
                 { "latency", required_argument, NULL, OPT_LATENCY },
                 { "ns-per-page", required_argument, NULL, OPT_NS_PER_PAGE },
                 { "calibration-dir", required_argument, NULL, OPT_CALIBRATION_DIR },
+                { "since", required_argument, NULL, OPT_SINCE },
+                { "until", required_argument, NULL, OPT_UNTIL },
+                { "directory", required_argument, NULL, 'D' },
                 { "no-owner-check", no_argument, NULL, OPT_NO_OWNER },
                 { "version", no_argument, NULL, OPT_VERSION },
                 { "help", no_argument, NULL, 'h' },
@@ -791,7 +950,7 @@ int main(int argc, char **argv) {
 
         log_setup("pcptunectl", LOG_TARGET_STDERR, LOG_INFO);
         /* GNU getopt permutes: options may come before or after the command. */
-        while ((c = getopt_long(argc, argv, "r:s:p:f:o:h", options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "r:s:p:f:o:D:h", options, NULL)) >= 0) {
                 switch (c) {
                 case 'r':
                         o.root = optarg;
@@ -888,6 +1047,15 @@ int main(int argc, char **argv) {
                 case OPT_CALIBRATION_DIR:
                         o.calibration_dir = optarg;
                         break;
+                case OPT_SINCE:
+                        o.since = optarg;
+                        break;
+                case OPT_UNTIL:
+                        o.until = optarg;
+                        break;
+                case 'D':
+                        o.directory = optarg;
+                        break;
                 case OPT_VERSION:
                         printf("pcptunectl %s\n", PACKAGE_VERSION);
                         return 0;
@@ -909,6 +1077,9 @@ int main(int argc, char **argv) {
                 return cmd_status(&o);
         if (streq(cmd, "validate"))
                 return cmd_validate(&o, args);
+        if (streq(cmd, "history"))
+                return args[0] ? (fprintf(stderr, "pcptunectl history: unexpected argument '%s'\n", args[0]), 2)
+                               : cmd_history(&o);
         if (streq(cmd, "restore"))
                 return cmd_restore(&o);
         if (streq(cmd, "resume"))

@@ -18,6 +18,7 @@
 #include "journal.h"
 #include "log.h"
 #include "manager.h"
+#include "messages.h"
 #include "metrics.h"
 #include "policy-eval.h"
 #include "policy.h"
@@ -284,8 +285,13 @@ static int manager_load_policies(Manager *m, bool initial) {
                                        m->policy_dir ?: POLICY_DIR_DEFAULT, diag.n_errors, n, n == 1 ? "y" : "ies");
         }
 
-        log_full_errno(m->once ? LOG_DEBUG : LOG_INFO, 0, "Loaded %zu polic%s from %s", set->n_policies,
-                       set->n_policies == 1 ? "y" : "ies", strna(set->source));
+        char f_src[PATH_MAX + 16], f_n[48];
+        snprintf(f_src, sizeof f_src, "POLICY_SOURCE=%s", strna(set->source));
+        snprintf(f_n, sizeof f_n, "POLICIES=%zu", set->n_policies);
+        const char *fields[] = { "MESSAGE_ID=" PCPTUNE_MESSAGE_RELOAD, f_src, f_n, NULL };
+        /* Every load says "Loaded"; a reload also carries the history's MESSAGE_ID. */
+        log_fields(m->once ? LOG_DEBUG : LOG_INFO, initial ? NULL : fields, "Loaded %zu polic%s from %s",
+                   set->n_policies, set->n_policies == 1 ? "y" : "ies", strna(set->source));
         policy_set_free(m->policies);
         m->policies = TAKE_PTR(set);
         eval_state_prune(m->eval, m->policies);
@@ -730,7 +736,7 @@ static void manager_close_refault_window(Manager *m) {
         snprintf(f_over, sizeof f_over, "SUBTREES_OVER_LIMIT=%zu", n_over);
         snprintf(f_max, sizeof f_max, "REFAULT_RATE_MAX=%.3f", imax == SIZE_MAX ? 0.0 : r->subtrees[imax].rate);
         snprintf(f_cost, sizeof f_cost, "REFAULT_READ_USEC=%" PRIu64, r->read_usec);
-        const char *fields[] = { "ACTION=reclaim-dying-refaults", f_lbl, f_ref, f_win, f_n, f_over, f_max, f_cost, NULL };
+        const char *fields[] = { "MESSAGE_ID=" PCPTUNE_MESSAGE_RECLAIM, "ACTION=reclaim-dying-refaults", f_lbl, f_ref, f_win, f_n, f_over, f_max, f_cost, NULL };
         if (imax == SIZE_MAX)
                 snprintf(b1, sizeof b1, "none measured");
         else
@@ -863,7 +869,7 @@ static void on_reclaim_done(ReclaimJob *j, void *userdata) {
         snprintf(f_dur, sizeof f_dur, "DURATION_USEC=%" PRIu64, now_usec(CLOCK_MONOTONIC) - m->reclaim_started);
         char f_freed[48];
         snprintf(f_freed, sizeof f_freed, "FREED_BYTES=%" PRIu64, j->freed_total);
-        const char *fields[] = { "ACTION=reclaim-dying", f_lbl, f_dyb, f_dya, f_pb, f_pa, f_dur, f_freed, NULL };
+        const char *fields[] = { "MESSAGE_ID=" PCPTUNE_MESSAGE_RECLAIM, "ACTION=reclaim-dying", f_lbl, f_dyb, f_dya, f_pb, f_pa, f_dur, f_freed, NULL };
         log_fields(LOG_NOTICE, fields,
                    "%s: reclaim-dying %s %zu subtree%s in %.2f s (scan %.2f s of %zu cgroups): %zu reclaimed, "
                    "%zu with nothing reclaimable, %zu gone, %zu busy, %zu skipped, %zu failed, %zu not reached; "
@@ -1023,7 +1029,7 @@ static void manager_percpu_depopulate(Manager *m, const Snapshot *s, const Plann
         snprintf(f_eb, sizeof f_eb, "EMPTY_POP_PAGES_BEFORE=%" PRIu64, b->nr_empty_pop_pages);
         snprintf(f_ea, sizeof f_ea, "EMPTY_POP_PAGES_AFTER=%" PRIu64, after.nr_empty_pop_pages);
         snprintf(f_dur, sizeof f_dur, "DURATION_USEC=%" PRIu64, took);
-        const char *fields[] = { "ACTION=percpu-depopulate", f_rule, f_pb, f_pa, f_eb, f_ea, f_dur, NULL };
+        const char *fields[] = { "MESSAGE_ID=" PCPTUNE_MESSAGE_RECLAIM, "ACTION=percpu-depopulate", f_rule, f_pb, f_pa, f_eb, f_ea, f_dur, NULL };
         log_fields(LOG_NOTICE, fields,
                    "%s/%s: percpu-depopulate in %" PRIu64 " us: empty populated pages %" PRIu64 " -> %" PRIu64
                    " per unit, chunks %" PRIu64 " -> %" PRIu64 ", Percpu %" PRIu64 " -> %" PRIu64 " kB",

@@ -76,4 +76,6 @@ expect "--state-dir completes directories" "pcptunectl --state-dir " fleet sub
 expect "--root completes directories and snapshot archives" "pcptunectl plan --root " fleet host1.tar.gz sub
 expect "--shape completes its keys after a comma" "pcptunectl plan --shape cpus=4,n" cpus=4,nodes=
 expect "--fraction takes a number: no candidates" "pcptunectl plan --fraction "
+has "history's options" "pcptunectl history --" --since --until --json --directory
+lacks "history does not offer plan's" "pcptunectl history --" --fraction --shape
 tap_done

@@ -43,6 +43,7 @@ dpkg-deb -c "$deb" | awk '{ print $6 }' | sed 's|^\./|/|; s|/$||' >"$tmp/files"
 unitdir=$(pkg-config --variable=systemdsystemunitdir systemd)
 for f in /usr/sbin/pcptuned /usr/bin/pcptunectl /usr/share/man/man8/pcptuned.8.gz /usr/share/man/man8/pcptunectl.8.gz \
 	/usr/share/man/man5/pcptune.policy.5.gz "$unitdir/pcptuned.service" /usr/share/bash-completion/completions/pcptunectl \
+	/usr/lib/systemd/catalog/pcptune.catalog \
 	/usr/share/doc/pcptune/copyright $(cd "$top_srcdir" && ls policies/*.yaml | sed 's|^|/usr/share/pcptune/|'); do
 	grep -qxF "$f" "$tmp/files" && tap_ok "installs $f" || tap_fail "does not install $f"
 done
