@@ -33,15 +33,19 @@ const char *prom_type_to_string(PromType t) {
 
 /* HELP text escapes backslash and newline; label values also the double quote. */
 static void put_escaped(FILE *f, const char *s, bool quote) {
-        for (; *s; s++) {
+        while (*s) {
+                size_t n = strcspn(s, quote ? "\\\n\"" : "\\\n");
+                fwrite(s, 1, n, f);
+                s += n;
                 if (*s == '\\')
                         fputs("\\\\", f);
                 else if (*s == '\n')
                         fputs("\\n", f);
-                else if (quote && *s == '"')
+                else if (*s == '"')
                         fputs("\\\"", f);
                 else
-                        fputc(*s, f);
+                        break;
+                s++;
         }
 }
 
@@ -580,10 +584,14 @@ int prom_writer_write(PromWriter *w, const PromInput *in) {
         if (r < 0)
                 return r;
 
-        /* A temporary left by a crash is ours (we hold the lock): replace it, never open through it. */
-        if (unlinkat(w->dir_fd, PROM_FILE_TMP, 0) < 0 && errno != ENOENT)
-                return -errno;
+        /* O_EXCL: never open through whatever has the name.  A temporary left by a crash is ours
+         * (we hold the lock): remove it and create it again. */
         fd = openat(w->dir_fd, PROM_FILE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        if (fd < 0 && errno == EEXIST) {
+                if (unlinkat(w->dir_fd, PROM_FILE_TMP, 0) < 0 && errno != ENOENT)
+                        return -errno;
+                fd = openat(w->dir_fd, PROM_FILE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        }
         if (fd < 0)
                 return -errno;
         /* 0644 whatever the umask: node_exporter runs as its own user. */

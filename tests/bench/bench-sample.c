@@ -4,9 +4,12 @@
  * parsed, metrics, policy evaluation with the goal solver) next to the cost of
  * only reading the same files (open, read into a buffer, close; no parsing),
  * measured side by side in one run, alternating, over many iterations.
+ * With --metrics-dir, also what rendering and atomically replacing
+ * pcptune.prom costs after each sample (export-prom.c, as the daemon does:
+ * metrics_cpu_us), and rendering alone into memory.
  * Prints figures; asserts nothing.
  *
- * usage: bench-sample [--root DIR] [--policy-dir DIR] [--iterations N]
+ * usage: bench-sample [--root DIR] [--policy-dir DIR] [--iterations N] [--metrics-dir DIR]
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -14,6 +17,7 @@
 #include <inttypes.h>
 #include <time.h>
 
+#include "export-prom.h"
 #include "log.h"
 #include "metrics.h"
 #include "policy-eval.h"
@@ -89,9 +93,13 @@ int main(int argc, char **argv) {
                 { "root", required_argument, NULL, 'r' },
                 { "policy-dir", required_argument, NULL, 'p' },
                 { "iterations", required_argument, NULL, 'n' },
+                { "metrics-dir", required_argument, NULL, 'm' },
                 {},
         };
-        const char *root = "/", *policy_dir = NULL;
+        const char *root = "/", *policy_dir = NULL, *metrics_dir = NULL;
+        PromWriter *prom = NULL;
+        uint64_t t_prom = 0, t_render = 0;
+        size_t prom_bytes = 0;
         long iterations = 2000;
         PolicySet *set = NULL;
         Diagnostics diag = { 0 };
@@ -101,7 +109,7 @@ int main(int argc, char **argv) {
         uint64_t t_sample = 0, t_read = 0;
         int c;
 
-        while ((c = getopt_long(argc, argv, "r:p:n:", options, NULL)) >= 0)
+        while ((c = getopt_long(argc, argv, "r:p:n:m:", options, NULL)) >= 0)
                 switch (c) {
                 case 'r':
                         root = optarg;
@@ -111,6 +119,9 @@ int main(int argc, char **argv) {
                         break;
                 case 'n':
                         iterations = atol(optarg);
+                        break;
+                case 'm':
+                        metrics_dir = optarg;
                         break;
                 default:
                         return 2;
@@ -122,6 +133,10 @@ int main(int argc, char **argv) {
         }
         if (collect_files(root, &files, &n_files) < 0)
                 return 1;
+        if (metrics_dir && prom_writer_open(metrics_dir, &prom) < 0) {
+                fprintf(stderr, "bench-sample: cannot open %s for metrics\n", metrics_dir);
+                return 1;
+        }
 
         EvalState *st = eval_state_new();
         for (long i = 0; i < iterations; i++) {
@@ -135,20 +150,64 @@ int main(int argc, char **argv) {
                 }
                 metrics_from_snapshot(s, &mv);
                 policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &plan);
+                uint64_t p_start = cpu_ns(), p0 = p_start;
+                if (prom) {
+                        /* What the daemon writes: the report's view and its counters (all zero here). */
+                        ReportInput in = { .snap = s, .mv = &mv, .set = set, .plan = &plan };
+                        KnobCounters kc = { 0 };
+                        DaemonCounters dc = { .samples = (uint64_t) i + 1 };
+                        PromKnob k = { .name = s->knob.name, .present = s->has_knob, .value = s->knob.value,
+                                       .counters = &kc };
+                        PromInput pin = { .report = &in, .knobs = &k, .n_knobs = 1, .counters = &dc, .version = "bench" };
+                        /* Rendering alone, to tell it from the file system's part. */
+                        char *text = NULL;
+                        size_t len = 0;
+                        uint64_t r0 = cpu_ns();
+                        FILE *f = open_memstream(&text, &len);
+                        if (f) {
+                                (void) prom_render(&pin, f);
+                                fclose(f);
+                        }
+                        free(text);
+                        t_render += cpu_ns() - r0;
+                        p0 = cpu_ns();
+                        if (prom_writer_write(prom, &pin) < 0) {
+                                fprintf(stderr, "bench-sample: cannot write metrics to %s\n", metrics_dir);
+                                return 1;
+                        }
+                }
+                uint64_t p1 = cpu_ns();
                 plan_done(&plan);
                 snapshot_free(s);
                 uint64_t b = cpu_ns();
                 bytes = read_all(files, n_files, buf, sizeof buf);
                 uint64_t e = cpu_ns();
-                t_sample += b - a;
+                t_sample += (b - a) - (p1 - p_start);
+                t_prom += p1 - p0;
                 t_read += e - b;
         }
         double us_sample = (double) t_sample / (double) iterations / 1000.0;
         double us_read = (double) t_read / (double) iterations / 1000.0;
         printf("bench-sample: root %s, %zu files, %zu bytes per read, %ld iterations\n", root, n_files, bytes,
                iterations);
-        printf("bench-sample: sample_cpu_us=%.1f read_only_us=%.1f ratio=%.2f cpu_ms_per_hour_at_10s=%.1f\n",
-               us_sample, us_read, us_sample / us_read, us_sample * 360.0 / 1000.0);
+        if (prom) {
+                char *path = NULL, *text = NULL;
+                if (asprintf(&path, "%s/%s", metrics_dir, PROM_FILE) >= 0 &&
+                    read_file_at("/", path, 1 << 20, &text, &prom_bytes) < 0)
+                        prom_bytes = 0;
+                free(text);
+                free(path);
+                (void) prom_writer_remove(prom);
+                prom_writer_free(prom);
+                printf("bench-sample: metrics file %zu bytes; rendering it alone: %.1f us of CPU\n", prom_bytes,
+                       (double) t_render / (double) iterations / 1000.0);
+                printf("bench-sample: sample_cpu_us=%.1f read_only_us=%.1f ratio=%.2f cpu_ms_per_hour_at_10s=%.1f "
+                       "metrics_cpu_us=%.1f\n",
+                       us_sample, us_read, us_sample / us_read, us_sample * 360.0 / 1000.0,
+                       (double) t_prom / (double) iterations / 1000.0);
+        } else
+                printf("bench-sample: sample_cpu_us=%.1f read_only_us=%.1f ratio=%.2f cpu_ms_per_hour_at_10s=%.1f\n",
+                       us_sample, us_read, us_sample / us_read, us_sample * 360.0 / 1000.0);
         eval_state_free(st);
         policy_set_free(set);
         diagnostics_done(&diag);

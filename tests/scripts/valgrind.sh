@@ -35,11 +35,12 @@ if [ "$(id -u)" = 0 ]; then
 	vg "$PCPTUNECTL" validate "$cm" >"$tmp/out" 2>&1
 	rc=$?; [ $rc = 0 ] && tap_ok "valgrind: pcptunectl validate of a ConfigMap volume" || tap_fail "valgrind validate ConfigMap" "exit $rc" "$(cat "$tmp/out")"
 	mkdir -p "$tmp/pol2"; cp "$pol"/*.yaml "$tmp/pol2/"; ln -s pol "$tmp/pol-link"
-	cp -r "$FIXTURES/6.18.44-fc-live-smp2-24G/root" "$tmp/root"; chmod -R u+w "$tmp/root"
+	cp -r "$FIXTURES/6.18.44-fc-live-smp2-24G/root" "$tmp/root"; chmod -R u+w "$tmp/root"; mkdir "$tmp/metrics"
 	# Not through vg(): $! must be valgrind itself, not a subshell.
 	"$VALGRIND" -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
 		--show-leak-kinds=definite,indirect \
-		"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$tmp/pol-link" --interval 200ms >"$tmp/log" 2>&1 &
+		"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$tmp/pol-link" --interval 200ms \
+		--metrics-dir "$tmp/metrics" >"$tmp/log" 2>&1 &
 	pid=$!
 	wait_for 300 grep -q "Confirmed\|do not show the model" "$tmp/log"
 	sleep 1; kill -HUP $pid; sleep 1.5
@@ -48,12 +49,14 @@ if [ "$(id -u)" = 0 ]; then
 	ln -sfn pol2 "$tmp/pol-link"; sleep 1.5
 	vg "$PCPTUNECTL" --state-dir "$tmp/state" liveness >"$tmp/out" 2>&1
 	rc=$?; [ $rc = 0 ] && tap_ok "valgrind: pcptunectl liveness" || tap_fail "valgrind liveness" "exit $rc" "$(cat "$tmp/out")"
+	wrote_metrics=no; [ -s "$tmp/metrics/pcptune.prom" ] && wrote_metrics=yes
 	kill -TERM $pid; wait $pid; rc=$?; pid=""
 	if [ $rc = 0 ] && [ "$(cat "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction")" = 0 ] &&
-		[ "$(grep -c '^Loaded 1 policy from' "$tmp/log")" = 4 ]; then
-		tap_ok "valgrind: daemon loop with samples, reloads (SIGHUP, inotify, retargeted symlink) and restore is clean"
+		[ "$(grep -c '^Loaded 1 policy from' "$tmp/log")" = 4 ] && [ $wrote_metrics = yes ] &&
+		[ ! -e "$tmp/metrics/pcptune.prom" ]; then
+		tap_ok "valgrind: daemon loop with samples, metrics, reloads (SIGHUP, inotify, retargeted symlink) and restore is clean"
 	else
-		tap_fail "valgrind daemon loop" "exit $rc" "$(cat "$tmp/log")"
+		tap_fail "valgrind daemon loop" "exit $rc, metrics written: $wrote_metrics" "$(cat "$tmp/log")"
 	fi
 fi
 tap_done

@@ -23,7 +23,7 @@ OUT=${VMTEST_OUT:-/tmp/vmtest-out}
 STARTED_MSGID=39f53479d3a045ac8e11786248231fbf # SD_MESSAGE_UNIT_STARTED
 mkdir -p "$OUT"
 passed=0 failed=0
-want=" ${*:-1 2 3 4 5 6 7 8 9 10 11 12 13} "
+want=" ${*:-1 2 3 4 5 6 7 8 9 10 11 12 13 14} "
 BOOT_FRAC=$(cat "$K")
 FMIN="" # the fraction of `high: minimum`, learnt in check 3
 
@@ -503,6 +503,49 @@ if runs 13; then
 	ok=1
 	[ "$rc" = 0 ] && printf '%s\n' "$conn" | grep -q -- "$want_conn" && printf '%s\n' "$psi" | grep -q -- "$want_psi" && ok=0
 	result $ok 13 caps-needed "without CAP_NET_ADMIN CAP_SYS_RESOURCE on $(uname -r): '${conn:0:120}'; '${psi:0:90}' (expected /$want_conn/ and /$want_psi/)"
+fi
+
+# ---- 14. metrics: node_exporter's textfile directory under the hardened unit --------------------------
+# ProtectSystem=strict leaves /var read-only but for ReadWritePaths=-/var/lib/prometheus/node-exporter.
+# The image has no node_exporter: without its directory metrics are off (one notice, nothing created);
+# with it (made here, as the package would) pcptune.prom is written and removed on stop.
+if runs 14; then
+	head_ 14 metrics-unit
+	NE=/var/lib/prometheus/node-exporter
+	made=""
+	stop_unit
+	set_policies 50-minimum.yaml
+	off=absent-not-tested
+	if [ ! -e /var/lib/prometheus ]; then
+		c=$(cursor)
+		systemctl start "$U"
+		wait_for 50 jhas "$c" 'Metrics are off|Writing metrics'
+		off=$(jafter "$c" -u "$U" -o cat | grep -E 'Metrics are off|Writing metrics' | head -n 1)
+		ev "without $NE: $off"
+		stop_unit
+		[ -e /var/lib/prometheus ] && off="created $NE"
+		made=/var/lib/prometheus
+	fi
+	mkdir -p "$NE"
+	c=$(cursor)
+	systemctl start "$U"; rc=$?
+	wait_for 100 grep -q '^pcptune_knob_writes_total{knob="vm.percpu_pagelist_high_fraction"} 1$' "$NE/pcptune.prom"
+	cp "$NE/pcptune.prom" "$OUT/14-pcptune.prom" 2>/dev/null
+	mode=$(stat -c %a "$NE/pcptune.prom" 2>/dev/null)
+	managed=$(grep -c '^pcptune_knob_state{knob="vm.percpu_pagelist_high_fraction",state="managed"} 1$' "$NE/pcptune.prom" 2>/dev/null)
+	value=$(awk '$1 == "pcptune_knob_value{knob=\"vm.percpu_pagelist_high_fraction\"}" { print $2 }' "$NE/pcptune.prom" 2>/dev/null)
+	grep -E '^pcptune_(info|knob_value|knob_state.*managed|memcgs|percpu_bytes|sample_duration)' "$NE/pcptune.prom" 2>/dev/null | evf
+	denied=$(jafter "$c" -u "$U" -o cat | grep -E 'pcptune.prom|metrics' | grep -Ev '^Writing metrics' | head -n 3)
+	[ -n "$denied" ] && ev "$denied"
+	now=$(frac)
+	stop_unit
+	gone=no; [ ! -e "$NE/pcptune.prom" ] && [ -z "$(ls -A "$NE")" ] && gone=yes
+	[ -n "$made" ] && rm -rf "$made"
+	ok=1
+	[ "$rc" = 0 ] && { [ "$off" = absent-not-tested ] || printf '%s' "$off" | grep -q "^Metrics are off: $NE does not exist"; } &&
+		[ "$mode" = 644 ] && [ "$managed" = 1 ] && [ "$value" = "$now" ] && [ -z "$denied" ] && [ "$gone" = yes ] &&
+		frac_is "$BOOT_FRAC" && ok=0
+	result $ok 14 metrics-unit "without the directory: '${off:0:70}'; with it: pcptune.prom $mode, managed $managed, value $value (knob $now), errors '${denied:0:80}'; removed on stop: $gone"
 fi
 
 # ---- leave the guest as found; keep the journals ------------------------------------------------
