@@ -51,6 +51,9 @@ bool log_to_journal(void) {
 const char *errno_str(int error) {
         if (error < 0)
                 error = -error;
+        /* util.c's readers and writers refuse anything but a regular file with EBADFD. */
+        if (error == EBADFD)
+                return "Not a regular file";
         return strerror(error);
 }
 

@@ -3,9 +3,11 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <linux/openat2.h>
 #include <math.h>
 #include <sys/stat.h>
 #include <json-c/json.h>
+#include <sys/syscall.h>
 
 #include "util.h"
 
@@ -63,34 +65,74 @@ int read_fd_full(int fd, size_t max, char **ret_buf, size_t *ret_len) {
 int read_file_at(const char *root, const char *path, size_t max, char **ret_buf, size_t *ret_len) {
         _cleanup_(freep) char *p = NULL;
         _cleanup_(closep) int fd = -EBADF;
+        struct stat st;
         int r;
 
         r = path_join_root(root, path, &p);
         if (r < 0)
                 return r;
-        fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY);
+        /* O_NONBLOCK: a FIFO where a kernel file should be (a fake root) must not block the loop. */
+        fd = open(p, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK);
         if (fd < 0)
                 return negative_errno();
+        /* Kernel files (procfs, sysfs, cgroupfs) are all regular files. */
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
         return read_fd_full(fd, max, ret_buf, ret_len);
 }
 
-int write_file_at(const char *root, const char *path, const char *value) {
+static bool root_is_slash(const char *root) {
+        return !root || !*root || streq(root, "/");
+}
+
+/*
+ * Open path for writing without ever leaving root: below a root other than
+ * "/", openat2(RESOLVE_IN_ROOT) resolves every symlink (and "..") as if root
+ * were "/"; where openat2 is missing (before 5.6, or filtered), O_NOFOLLOW at
+ * least refuses a symlink as the last component.  Non-blocking: a FIFO never
+ * hangs the loop.  Returns the fd or -errno.
+ */
+static int open_below_root_for_write(const char *root, const char *path) {
         _cleanup_(freep) char *p = NULL;
-        _cleanup_(closep) int fd = -EBADF;
-        size_t len = strlen(value);
-        ssize_t k;
+        int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW;
         int r;
 
+        if (!root_is_slash(root)) {
+                _cleanup_(closep) int dfd = open(root, O_PATH | O_DIRECTORY | O_CLOEXEC);
+                if (dfd < 0)
+                        return negative_errno();
+                struct open_how how = {
+                        .flags = (uint64_t) flags,
+                        .resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS,
+                };
+                long fd = syscall(SYS_openat2, dfd, path[0] == '/' ? path + 1 : path, &how, sizeof how);
+                if (fd >= 0)
+                        return (int) fd;
+                if (errno != ENOSYS && errno != EPERM)
+                        return negative_errno();
+        }
         r = path_join_root(root, path, &p);
         if (r < 0)
                 return r;
-        fd = open(p, O_WRONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0)
-                return negative_errno();
-        /* Regular files under a fake root: replace the content like a sysctl write does. */
+        int fd = open(p, flags);
+        return fd < 0 ? negative_errno() : fd;
+}
+
+int write_file_at(const char *root, const char *path, const char *value) {
+        _cleanup_(closep) int fd = -EBADF;
+        size_t len = strlen(value);
         struct stat st;
-        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && st.st_size > 0 && ftruncate(fd, 0) < 0)
+        ssize_t k;
+
+        fd = open_below_root_for_write(root, path);
+        if (fd < 0)
+                return fd;
+        if (fstat(fd, &st) < 0)
                 return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return -EBADFD;
         do
                 k = write(fd, value, len);
         while (k < 0 && errno == EINTR);
@@ -98,6 +140,10 @@ int write_file_at(const char *root, const char *path, const char *value) {
                 return negative_errno();
         if ((size_t) k != len)
                 return -EIO;
+        /* Below a fake root the file holds the value alone, like a sysctl: cut what was beyond it,
+         * after the write (a failed write leaves the old content, never an empty file). */
+        if (!root_is_slash(root) && st.st_size > (off_t) len && ftruncate(fd, (off_t) len) < 0)
+                return negative_errno();
         return 0;
 }
 
@@ -457,3 +503,80 @@ const char *format_timestamp_utc(char *buf, size_t size, usec_t t) {
                 snprintf(buf, size, "n/a");
         return buf;
 }
+
+const char *str_escape(const char *s, char *buf, size_t size) {
+        static const char hex[] = "0123456789abcdef";
+        size_t n = 0;
+
+        if (size == 0)
+                return buf;
+        for (const unsigned char *c = (const unsigned char *) (s ?: ""); *c; c++) {
+                if (*c < 0x20 || *c == 0x7f || *c == '\\') {
+                        if (n + 4 >= size)
+                                break;
+                        buf[n++] = '\\';
+                        if (*c == '\\')
+                                buf[n++] = '\\';
+                        else {
+                                buf[n++] = 'x';
+                                buf[n++] = hex[*c >> 4];
+                                buf[n++] = hex[*c & 15];
+                        }
+                } else {
+                        if (n + 1 >= size)
+                                break;
+                        buf[n++] = (char) *c;
+                }
+        }
+        buf[n] = 0;
+        return buf;
+}
+
+int path_normalize_root(const char *root, char **ret) {
+        char *p;
+
+        if (!root || !*root)
+                root = "/";
+        /* The same directory named two ways ("R", "R/", "R//.", a symlink to R) is one root. */
+        p = realpath(root, NULL);
+        if (!p) {
+                size_t n = 0;
+                p = malloc(strlen(root) + 1);
+                if (!p)
+                        return -ENOMEM;
+                for (const char *c = root; *c; c++)
+                        if (!(*c == '/' && n > 0 && p[n - 1] == '/'))
+                                p[n++] = *c;
+                while (n > 1 && p[n - 1] == '/')
+                        n--;
+                p[n] = 0;
+        }
+        *ret = p;
+        return 0;
+}
+
+#if ENABLE_FAULT_INJECTION
+void fault_inject(const char *point) {
+        /* Test builds only: how many times each point was reached.  One process, one thread. */
+        static unsigned hits;
+        const char *spec = getenv("PCPTUNED_FAULT"), *colon;
+        uint64_t nth = 1;
+        size_t len;
+
+        if (!spec || !*spec)
+                return;
+        colon = strchr(spec, ':');
+        len = colon ? (size_t) (colon - spec) : strlen(spec);
+        if (len != strlen(point) || memcmp(spec, point, len) != 0)
+                return;
+        if (colon && (parse_uint64(colon + 1, &nth) < 0 || nth == 0))
+                return;
+        if (++hits == nth) {
+                static const char msg[] = "pcptuned: fault injection: exiting at ";
+                (void) !write(STDERR_FILENO, msg, sizeof msg - 1);
+                (void) !write(STDERR_FILENO, point, strlen(point));
+                (void) !write(STDERR_FILENO, "\n", 1);
+                _exit(137);
+        }
+}
+#endif

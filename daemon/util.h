@@ -31,7 +31,9 @@ int path_join_root(const char *root, const char *path, char **ret);
 /*
  * Read a whole file below root into a NUL-terminated buffer (kernel files
  * report size 0, so read until EOF).  *ret_len excludes the NUL.  ret_len may be NULL.
- * Returns 0, -errno from open/read, or -EFBIG beyond max bytes.
+ * Opened non-blocking; anything but a regular file (a FIFO, a device or a
+ * directory where a kernel file should be) is refused with -EBADFD.
+ * Returns 0, -errno from open/read, -EBADFD, or -EFBIG beyond max bytes.
  */
 int read_file_at(const char *root, const char *path, size_t max, char **ret_buf, size_t *ret_len);
 
@@ -40,7 +42,10 @@ int read_fd_full(int fd, size_t max, char **ret_buf, size_t *ret_len);
 
 /*
  * Write a string to a file below root with one write() (sysctl and cgroup
- * files act on the whole write).  No O_CREAT: the file must exist.
+ * files act on the whole write).  No O_CREAT: the file must exist.  The path
+ * never leaves root: openat2(RESOLVE_IN_ROOT) below a root other than "/",
+ * O_NOFOLLOW everywhere.  Only regular files (-EBADFD otherwise), opened
+ * non-blocking.  Below a fake root the old content is cut after the write.
  * Returns 0 or -errno of open/write (e.g. -EINVAL from a sysctl handler).
  */
 int write_file_at(const char *root, const char *path, const char *value);
@@ -189,3 +194,31 @@ const char *json_format(struct json_object *o, bool pretty);
 
 /* A wall-clock time (CLOCK_REALTIME µs) as RFC 3339 UTC with seconds, "2026-12-01T15:56:32Z", in buf (>= 21). */
 const char *format_timestamp_utc(char *buf, size_t size, usec_t t);
+
+/*
+ * Copy s into buf (size bytes, always NUL-terminated, cut if needed) with
+ * control characters as \xNN and '\\' doubled: names read from files are
+ * printed this way.  Returns buf.
+ */
+const char *str_escape(const char *s, char *buf, size_t size);
+
+/*
+ * One name per root directory: the canonical path if it exists (realpath),
+ * else the path with repeated and trailing '/' removed.  "" or NULL is "/".
+ * 0 or -ENOMEM; the caller frees *ret.
+ */
+int path_normalize_root(const char *root, char **ret);
+
+/*
+ * Fault injection (configure --enable-fault-injection, tests only): when
+ * PCPTUNED_FAULT is "<point>[:N]", the Nth time `point` is reached (default
+ * the first) the process writes a line to stderr and _exit(137)s, as if
+ * SIGKILLed there.  A no-op in normal builds.
+ */
+#if ENABLE_FAULT_INJECTION
+void fault_inject(const char *point);
+#else
+static inline void fault_inject(const char *point) {
+        (void) point;
+}
+#endif

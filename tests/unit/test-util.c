@@ -1,12 +1,11 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-/* util.c, journal.c and act-sysctl.c's knob logic on temporary files. */
+/* util.c on temporary files (the journal and the knobs: test-journal.c). */
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/stat.h>
 
 #include "test-helpers.h"
 
-#include "act-sysctl.h"
-#include "journal.h"
 #include "log.h"
 #include "util.h"
 
@@ -174,150 +173,106 @@ static void test_files(void **state) {
         free(d);
 }
 
-static void test_journal_roundtrip(void **state) {
-        char *d = mktmp();
-        Journal *j = journal_new(d, "/some/root"), *k = NULL;
+/* Issue 9 item 7: a FIFO where a kernel file should be is refused at once, never waited on. */
+static void test_fifo_and_devices(void **state) {
+        char *d = mktmp(), *p;
+        char *buf = NULL;
+        int64_t v;
 
-        assert_non_null(j);
-        assert_int_equal(journal_load(d, &k), -ENOENT);
-        assert_int_equal(journal_set(j, "vm.a", "/proc/sys/vm/a", 0, 4509), 0);
-        assert_int_equal(journal_set(j, "vm.b", "/proc/sys/vm/b", 5, 6), 0);
-        assert_int_equal(journal_set(j, "vm.a", "/proc/sys/vm/a", 99, 100), 0); /* original kept */
-        assert_int_equal(journal_save(j), 0);
-        assert_int_equal(journal_load(d, &k), 0);
-        assert_string_equal(k->root, "/some/root");
-        assert_int_equal(k->n_entries, 2);
-        const JournalEntry *e = journal_find(k, "vm.a");
-        assert_non_null(e);
-        assert_int_equal(e->original, 0);
-        assert_int_equal(e->written, 100);
-        assert_string_equal(e->path, "/proc/sys/vm/a");
-        assert_true(journal_remove(k, "vm.a"));
-        assert_false(journal_remove(k, "vm.a"));
-        assert_true(journal_remove(k, "vm.b"));
-        assert_int_equal(journal_save(k), 0); /* empty: the file goes away */
-        Journal *z = NULL;
-        assert_int_equal(journal_load(d, &z), -ENOENT);
-        journal_free(k);
-
-        /* A corrupt journal is reported, not guessed at. */
-        char *f;
-        assert_true(asprintf(&f, "%s/" JOURNAL_FILE, d) > 0);
-        assert_int_equal(write_file_atomic(f, "{\"root\": 3}", 11, 0600), 0);
-        assert_int_equal(journal_load(d, &z), -EINVAL);
-        free(f);
-        journal_free(j);
+        assert_true(asprintf(&p, "%s/proc/sys/vm", d) > 0);
+        assert_int_equal(mkdir_p(p, 0755), 0);
+        free(p);
+        assert_true(asprintf(&p, "%s/proc/sys/vm/percpu_pagelist_high_fraction", d) > 0);
+        assert_int_equal(mkfifo(p, 0644), 0);
+        /* Without O_NONBLOCK each of these would block for good (no writer, no reader). */
+        assert_int_equal(read_int64_at(d, "/proc/sys/vm/percpu_pagelist_high_fraction", &v), -EBADFD);
+        assert_int_equal(read_file_at(d, "/proc/sys/vm/percpu_pagelist_high_fraction", 100, &buf, NULL), -EBADFD);
+        int r = write_file_at(d, "/proc/sys/vm/percpu_pagelist_high_fraction", "8\n");
+        assert_true(r == -ENXIO || r == -EBADFD);
+        /* A directory or a device is not a kernel file either. */
+        assert_int_equal(read_file_at(d, "/proc/sys", 100, &buf, NULL), -EBADFD);
+        assert_int_equal(read_file_at("/", "/dev/null", 100, &buf, NULL), -EBADFD);
+        assert_int_equal(write_file_at("/", "/dev/null", "1"), -EBADFD);
+        assert_null(buf);
+        free(p);
         rm_rf(d);
         free(d);
 }
 
-/* A fake root with one sysctl file. */
-static char *fake_root(int64_t value) {
-        char *d = mktmp(), *p, buf[32];
+/* Issue 9 item 11: writes below a fake root never follow a symlink out of it, never empty a file. */
+static void test_write_stays_below_root(void **state) {
+        char *d = mktmp(), *outside = mktmp(), *p, *target, *buf = NULL;
+        int64_t v;
+
         assert_true(asprintf(&p, "%s/proc/sys/vm", d) > 0);
         assert_int_equal(mkdir_p(p, 0755), 0);
         free(p);
-        assert_true(asprintf(&p, "%s/proc/sys/vm/knob", d) > 0);
-        snprintf(buf, sizeof buf, "%lld\n", (long long) value);
-        assert_int_equal(write_file_atomic(p, buf, strlen(buf), 0644), 0);
+        assert_true(asprintf(&target, "%s/victim", outside) > 0);
+        assert_int_equal(write_file_atomic(target, "original\n", 9, 0644), 0);
+        /* A symlink as the last component, and a symlinked directory on the way. */
+        assert_true(asprintf(&p, "%s/proc/sys/vm/percpu_pagelist_high_fraction", d) > 0);
+        assert_int_equal(symlink(target, p), 0);
         free(p);
-        return d;
+        assert_int_equal(write_file_at(d, "/proc/sys/vm/percpu_pagelist_high_fraction", "77\n") < 0, 1);
+        assert_true(asprintf(&p, "%s/sys", d) > 0);
+        assert_int_equal(symlink(outside, p), 0);
+        free(p);
+        assert_true(write_file_at(d, "/sys/victim", "77\n") < 0);
+        assert_true(asprintf(&p, "%s/proc/sys/vm/up", d) > 0);
+        assert_int_equal(symlink("../../../../../../../..", p), 0);
+        free(p);
+        char rel[PATH_MAX];
+        snprintf(rel, sizeof rel, "/proc/sys/vm/up%s", target);
+        assert_true(write_file_at(d, rel, "77\n") < 0);
+        assert_int_equal(read_file_at("/", target, 100, &buf, NULL), 0);
+        assert_string_equal(buf, "original\n");
+        free(buf);
+
+        /* The value replaces the content, and only after it was written: a failed write keeps it. */
+        assert_true(asprintf(&p, "%s/proc/sys/vm/knob", d) > 0);
+        assert_int_equal(write_file_atomic(p, "123456\n", 7, 0644), 0);
+        assert_int_equal(write_file_at(d, "/proc/sys/vm/knob", "8\n"), 0);
+        assert_int_equal(read_int64_at(d, "/proc/sys/vm/knob", &v), 0);
+        assert_int_equal(v, 8);
+        assert_int_equal(read_file_at(d, "/proc/sys/vm/knob", 100, &buf, NULL), 0);
+        assert_string_equal(buf, "8\n");
+        free(buf);
+        free(p);
+        free(target);
+        rm_rf(d);
+        rm_rf(outside);
+        free(d);
+        free(outside);
 }
 
-static int64_t knob_value(const char *root) {
-        int64_t v;
-        assert_int_equal(read_int64_at(root, "/proc/sys/vm/knob", &v), 0);
-        return v;
-}
+/* Issue 9 item 12: names from files are printed escaped; one root has one name. */
+static void test_escape_and_roots(void **state) {
+        char b[64], *p, *d = mktmp(), *with_slash;
 
-static void set_knob(const char *root, int64_t v) {
-        char buf[32];
-        snprintf(buf, sizeof buf, "%lld", (long long) v);
-        assert_int_equal(write_file_at(root, "/proc/sys/vm/knob", buf), 0);
-}
+        assert_string_equal(str_escape("vm.a\x1b[31mred\n", b, sizeof b), "vm.a\\x1b[31mred\\x0a");
+        assert_string_equal(str_escape("a\\b", b, sizeof b), "a\\\\b");
+        assert_string_equal(str_escape("\x01\x01\x01\x01", b, 9), "\\x01\\x01");
+        assert_string_equal(str_escape(NULL, b, sizeof b), "");
 
-static void test_knob_apply_release(void **state) {
-        char *root = fake_root(0), *sd = mktmp();
-        Journal *j = journal_new(sd, root), *loaded = NULL;
-        Knob k = { .name = "vm.knob", .path = "/proc/sys/vm/knob", .min_value = 0, .max_value = 100000 };
-        ChangeReason why = { "p", "r", "test" };
-        int64_t old;
-
-        assert_int_equal(knob_apply(&k, root, j, false, 4509, &why, &old), KNOB_WRITTEN);
-        assert_int_equal(old, 0);
-        assert_int_equal(knob_value(root), 4509);
-        assert_true(k.managed);
-        assert_int_equal(k.original, 0);
-        /* Journaled before writing: original 0, written 4509. */
-        assert_int_equal(journal_load(sd, &loaded), 0);
-        assert_int_equal(loaded->entries[0].original, 0);
-        assert_int_equal(loaded->entries[0].written, 4509);
-        journal_free(loaded);
-
-        assert_int_equal(knob_apply(&k, root, j, false, 4509, &why, NULL), KNOB_NOOP);
-        assert_int_equal(knob_apply(&k, root, j, false, 2000, &why, NULL), KNOB_WRITTEN);
-        assert_int_equal(k.original, 0);
-        assert_int_equal(knob_apply(&k, root, j, false, 200001, &why, NULL), -ERANGE);
-        assert_int_equal(knob_value(root), 2000);
-
-        assert_int_equal(knob_release(&k, root, j, false, "stop"), KNOB_RESTORED);
-        assert_int_equal(knob_value(root), 0);
-        assert_false(k.managed);
-        assert_int_equal(journal_load(sd, &loaded), -ENOENT);
-
-        /* The administrator wins: changed behind our back, we stop and do not restore. */
-        assert_int_equal(knob_apply(&k, root, j, false, 300, &why, NULL), KNOB_WRITTEN);
-        set_knob(root, 1000);
-        assert_int_equal(knob_apply(&k, root, j, false, 300, &why, NULL), KNOB_ADMIN);
-        assert_true(k.admin_override);
-        assert_int_equal(knob_value(root), 1000);
-        assert_int_equal(knob_apply(&k, root, j, false, 300, &why, NULL), KNOB_ADMIN);
-        assert_int_equal(knob_release(&k, root, j, false, "stop"), KNOB_NOOP);
-        assert_int_equal(knob_value(root), 1000);
-        assert_int_equal(journal_load(sd, &loaded), -ENOENT);
-
-        /* Dry-run never writes and never journals. */
-        Knob d = { .name = "vm.knob", .path = "/proc/sys/vm/knob", .min_value = 0, .max_value = 100000 };
-        assert_int_equal(knob_apply(&d, root, NULL, true, 5, &why, NULL), KNOB_WOULD_WRITE);
-        assert_int_equal(knob_value(root), 1000);
-        assert_false(d.managed);
-
-        /* A failing write (missing file) leaves nothing in the journal. */
-        Knob m = { .name = "vm.missing", .path = "/proc/sys/vm/missing", .min_value = 0, .max_value = 10 };
-        assert_int_equal(knob_apply(&m, root, j, false, 5, &why, NULL), -ENOENT);
-        assert_int_equal(journal_load(sd, &loaded), -ENOENT);
-
-        journal_free(j);
-        rm_rf(root);
-        rm_rf(sd);
-        free(root);
-        free(sd);
-}
-
-static void test_journal_restore(void **state) {
-        char *root = fake_root(0), *sd = mktmp();
-        Journal *j = journal_new(sd, root);
-
-        /* Still ours: restored.  Changed since: left alone. */
-        set_knob(root, 4509);
-        assert_int_equal(journal_set(j, "vm.knob", "/proc/sys/vm/knob", 0, 4509), 0);
-        assert_int_equal(journal_save(j), 0);
-        assert_int_equal(journal_restore(j, root, "test"), 1);
-        assert_int_equal(knob_value(root), 0);
-        assert_int_equal(j->n_entries, 0);
-
-        set_knob(root, 777);
-        assert_int_equal(journal_set(j, "vm.knob", "/proc/sys/vm/knob", 0, 4509), 0);
-        assert_int_equal(journal_restore(j, root, "test"), 0);
-        assert_int_equal(knob_value(root), 777);
-        Journal *loaded = NULL;
-        assert_int_equal(journal_load(sd, &loaded), -ENOENT);
-
-        journal_free(j);
-        rm_rf(root);
-        rm_rf(sd);
-        free(root);
-        free(sd);
+        assert_int_equal(path_normalize_root(d, &p), 0);
+        assert_true(asprintf(&with_slash, "%s//", d) > 0);
+        char *q;
+        assert_int_equal(path_normalize_root(with_slash, &q), 0);
+        assert_string_equal(p, q);
+        free(q);
+        free(p);
+        free(with_slash);
+        assert_int_equal(path_normalize_root("/", &p), 0);
+        assert_string_equal(p, "/");
+        free(p);
+        assert_int_equal(path_normalize_root(NULL, &p), 0);
+        assert_string_equal(p, "/");
+        free(p);
+        assert_int_equal(path_normalize_root("/nonexistent//pcptune/root//", &p), 0);
+        assert_string_equal(p, "/nonexistent/pcptune/root");
+        free(p);
+        rm_rf(d);
+        free(d);
 }
 
 int main(void) {
@@ -326,8 +281,8 @@ int main(void) {
                 cmocka_unit_test(test_parse_size),       cmocka_unit_test(test_parse_duration),
                 cmocka_unit_test(test_cpulist),          cmocka_unit_test(test_kernel_version),
                 cmocka_unit_test(test_format_bytes),     cmocka_unit_test(test_files),
-                cmocka_unit_test(test_journal_roundtrip), cmocka_unit_test(test_knob_apply_release),
-                cmocka_unit_test(test_journal_restore),
+                cmocka_unit_test(test_fifo_and_devices), cmocka_unit_test(test_write_stays_below_root),
+                cmocka_unit_test(test_escape_and_roots),
         };
         log_setup("test-util", LOG_TARGET_NULL, LOG_DEBUG);
         return cmocka_run_group_tests(tests, NULL, NULL);
