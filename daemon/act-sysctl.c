@@ -7,12 +7,17 @@
 #include "source-zoneinfo.h"
 #include "util.h"
 
-int knob_read(const char *root, const Knob *k, int64_t *ret) {
+int knob_read(const char *root, const KnobDesc *k, int64_t *ret) {
         return read_int64_at(root, k->path, ret);
 }
 
-static int knob_write(const char *root, const Knob *k, int64_t v) {
+int knob_write(const char *root, const KnobDesc *k, int64_t v) {
         char buf[32];
+
+        if (!k->writable)
+                return -EPERM;
+        if (!knob_value_valid(k, v))
+                return -ERANGE;
         snprintf(buf, sizeof buf, "%" PRId64 "\n", v);
         return write_file_at(root, k->path, buf);
 }
@@ -23,7 +28,7 @@ static void log_change(int level, Knob *k, const char *verb, int64_t old, int64_
         const char *fields[9];
         size_t n = 0;
 
-        snprintf(f_knob, sizeof f_knob, "KNOB=%s", k->name);
+        snprintf(f_knob, sizeof f_knob, "KNOB=%s", k->desc->name);
         snprintf(f_old, sizeof f_old, "OLD=%" PRId64, old);
         snprintf(f_new, sizeof f_new, "NEW=%" PRId64, new);
         fields[n++] = streq(verb, "restored ")    ? "MESSAGE_ID=" PCPTUNE_MESSAGE_RESTORE
@@ -55,7 +60,7 @@ static void log_change(int level, Knob *k, const char *verb, int64_t old, int64_
                          why && why->text ? why->text : "restore");
         snprintf(k->last_change, sizeof k->last_change, "%s%s", verb, rest);
         k->last_change_usec = now_usec(CLOCK_REALTIME);
-        log_fields(level, fields, "%s%s: %s", verb, k->name, rest);
+        log_fields(level, fields, "%s%s: %s", verb, k->desc->name, rest);
 }
 
 /* The administrator changed a knob we manage: stop managing it, never restore over it. */
@@ -64,7 +69,7 @@ static int knob_yield_to_admin(Knob *k, Journal *j, int64_t current) {
         k->admin_value = current;
         k->managed = false;
         char f_knob[128], f_new[48], f_old[48];
-        snprintf(f_knob, sizeof f_knob, "KNOB=%s", k->name);
+        snprintf(f_knob, sizeof f_knob, "KNOB=%s", k->desc->name);
         snprintf(f_old, sizeof f_old, "OLD=%" PRId64, k->written);
         snprintf(f_new, sizeof f_new, "NEW=%" PRId64, current);
         const char *fields[] = { "MESSAGE_ID=" PCPTUNE_MESSAGE_BACK_OFF, f_knob, f_old, f_new, NULL };
@@ -74,9 +79,9 @@ static int knob_yield_to_admin(Knob *k, Journal *j, int64_t current) {
         log_fields(LOG_NOTICE, fields,
                    "%s was changed to %" PRId64 " by someone else (we had written %" PRId64
                    "); no longer managing it and not restoring it at exit. `pcptunectl resume %s` hands it back.",
-                   k->name, current, k->written, k->name);
-        if (j && journal_remove(j, k->name)) {
-                int r = journal_save(j);
+                   k->desc->name, current, k->written, k->desc->name);
+        if (j) {
+                int r = journal_drop(j, k->desc);
                 if (r < 0)
                         log_warning_errno(r, "Failed to update the restore journal %s: %s, ignoring", j->file,
                                           errno_str(r));
@@ -86,17 +91,20 @@ static int knob_yield_to_admin(Knob *k, Journal *j, int64_t current) {
 
 int knob_apply(Knob *k, const char *root, Journal *j, bool dry_run, int64_t wanted, const ChangeReason *why,
                int64_t *ret_old) {
+        const KnobDesc *d = k->desc;
         int64_t current, check;
         bool was_managed = k->managed;
-        int r;
+        int r, q;
 
-        if (wanted < k->min_value || wanted > k->max_value)
-                return log_error_errno(-ERANGE, "Refusing to set %s to %" PRId64 ": outside [%" PRId64 ", %" PRId64 "]",
-                                       k->name, wanted, k->min_value, k->max_value);
+        if (!d || !d->writable)
+                return log_error_errno(-EPERM, "Refusing to write %s: not a knob pcptune writes", d ? d->name : "a knob");
+        if (!knob_value_valid(d, wanted))
+                return log_error_errno(-ERANGE, "Refusing to set %s to %" PRId64 ": not in [%" PRId64 ", %" PRId64 "] or rejected by the kernel",
+                                       d->name, wanted, d->min_value, d->max_value);
 
-        r = knob_read(root, k, &current);
+        r = knob_read(root, d, &current);
         if (r < 0)
-                return log_error_errno(r, "Failed to read %s: %s", k->name, errno_str(r));
+                return log_error_errno(r, "Failed to read %s: %s", d->name, errno_str(r));
         if (ret_old)
                 *ret_old = current;
 
@@ -114,71 +122,79 @@ int knob_apply(Knob *k, const char *root, Journal *j, bool dry_run, int64_t want
                 k->has_last_would = true;
                 return KNOB_WOULD_WRITE;
         }
+        if (!was_managed && !knob_value_valid(d, current))
+                return log_error_errno(-ERANGE, "Refusing to manage %s: it holds %" PRId64 ", which could not be restored",
+                                       d->name, current);
 
-        /* Journal before the first write: a crash right after the write must be recoverable. */
-        r = journal_set(j, k->name, k->path, was_managed ? k->original : current, wanted);
-        if (r >= 0)
-                r = journal_save(j);
+        /* Intent before the write: a crash at any instant leaves the knob at a value the journal names
+         * (current, or wanted), and the next start restores the original from either. */
+        r = journal_intent(j, d, was_managed ? k->original : current, current, wanted);
+        if (r < 0)
+                return log_error_errno(r, "Failed to record %s in the restore journal %s, not changing it: %s", d->name,
+                                       j->file, errno_str(r));
+        fault_inject("after-intent");
+
+        r = knob_write(root, d, wanted);
         if (r < 0) {
-                if (!was_managed)
-                        journal_remove(j, k->name);
-                return log_error_errno(r, "Failed to record %s in the restore journal %s, not changing it: %s",
-                                       k->name, j->file, errno_str(r));
+                log_full_errno(why && why->probe && r == -EINVAL ? LOG_DEBUG : LOG_ERR, r,
+                               "Failed to set %s to %" PRId64 ": %s", d->name, wanted, errno_str(r));
+                /* The knob still holds current: commit that (or forget a knob we never changed). */
+                q = was_managed ? journal_commit(j, d, current) : journal_drop(j, d);
+                if (q < 0)
+                        log_warning_errno(q, "Failed to update the restore journal %s: %s; its intent still names the "
+                                             "value in place, ignoring",
+                                          j->file, errno_str(q));
+                return r;
         }
+        fault_inject("after-write");
         if (!was_managed) {
                 k->managed = true;
                 k->original = current;
         }
-
-        r = knob_write(root, k, wanted);
-        if (r < 0) {
-                log_full_errno(why && why->probe && r == -EINVAL ? LOG_DEBUG : LOG_ERR, r,
-                               "Failed to set %s to %" PRId64 ": %s", k->name, wanted, errno_str(r));
-                if (!was_managed) {
-                        k->managed = false;
-                        journal_remove(j, k->name);
-                } else
-                        journal_set(j, k->name, k->path, k->original, k->written);
-                int q = journal_save(j);
-                if (q < 0)
-                        log_warning_errno(q, "Failed to update the restore journal: %s", errno_str(q));
-                return r;
-        }
         k->written = wanted;
 
-        r = knob_read(root, k, &check);
+        q = journal_commit(j, d, wanted);
+        if (q < 0)
+                log_warning_errno(q, "Failed to update the restore journal %s: %s; its intent still names %" PRId64
+                                     ", ignoring",
+                                  j->file, errno_str(q), wanted);
+        fault_inject("after-commit");
+
+        r = knob_read(root, d, &check);
         if (r < 0)
-                log_warning_errno(r, "Failed to read back %s: %s", k->name, errno_str(r));
+                log_warning_errno(r, "Failed to read back %s: %s", d->name, errno_str(r));
         else if (check != wanted)
-                log_warning("%s reads back %" PRId64 " after writing %" PRId64, k->name, check, wanted);
+                log_warning("%s reads back %" PRId64 " after writing %" PRId64, d->name, check, wanted);
 
         log_change(LOG_NOTICE, k, "", current, wanted, why);
         return KNOB_WRITTEN;
 }
 
 int knob_release(Knob *k, const char *root, Journal *j, bool dry_run, const char *why) {
+        const KnobDesc *d = k->desc;
         int64_t current;
         int r;
 
-        if (!k->managed)
+        if (!k->managed || !d)
                 return KNOB_NOOP;
 
-        r = knob_read(root, k, &current);
+        r = knob_read(root, d, &current);
         if (r < 0)
-                return log_error_errno(r, "Failed to read %s: %s", k->name, errno_str(r));
+                return log_error_errno(r, "Failed to read %s: %s", d->name, errno_str(r));
         if (current != k->written)
                 return knob_yield_to_admin(k, j, current);
 
         if (!dry_run && current != k->original) {
-                r = knob_write(root, k, k->original);
+                r = knob_write(root, d, k->original);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to restore %s to %" PRId64 ": %s", k->name, k->original,
+                        return log_error_errno(r, "Failed to restore %s to %" PRId64 ": %s", d->name, k->original,
                                                errno_str(r));
+                fault_inject("after-restore");
         }
         log_change(LOG_NOTICE, k, "restored ", current, k->original, &(ChangeReason){ .text = why });
         k->managed = false;
-        if (j && journal_remove(j, k->name)) {
-                r = journal_save(j);
+        if (j) {
+                r = journal_drop(j, d);
                 if (r < 0)
                         log_warning_errno(r, "Failed to update the restore journal %s: %s", j->file, errno_str(r));
         }
@@ -186,40 +202,50 @@ int knob_release(Knob *k, const char *root, Journal *j, bool dry_run, const char
 }
 
 int journal_restore(Journal *j, const char *root, const char *context) {
+        JournalEntry keep[_KNOB_ID_MAX];
+        size_t n_keep = 0;
         int restored = 0, failed = 0;
 
-        for (size_t i = 0; i < j->n_entries;) {
+        for (size_t i = 0; i < j->n_entries; i++) {
                 const JournalEntry *e = &j->entries[i];
-                Knob k = { .name = e->name, .path = e->path };
+                const KnobDesc *d = e->knob;
                 int64_t current;
                 int r;
 
-                r = knob_read(root, &k, &current);
+                r = knob_read(root, d, &current);
                 if (r < 0) {
-                        log_error_errno(r, "Failed to read %s for the restore journal: %s", e->name, errno_str(r));
+                        log_error_errno(r, "Failed to read %s for the restore journal: %s", d->name, errno_str(r));
+                        keep[n_keep++] = *e;
                         failed++;
-                        i++;
                         continue;
                 }
-                if (current != e->written) {
-                        log_notice("%s: %s is %" PRId64 ", not the %" PRId64 " we wrote: changed since, leaving it",
-                                   context, e->name, current, e->written);
-                } else if (current != e->original) {
-                        r = knob_write(root, &k, e->original);
-                        if (r < 0) {
-                                log_error_errno(r, "Failed to restore %s to %" PRId64 ": %s", e->name, e->original,
-                                                errno_str(r));
-                                failed++;
-                                i++;
-                                continue;
-                        }
-                        log_change(LOG_NOTICE, &k, "restored ", current, e->original,
-                                   &(ChangeReason){ .text = context });
-                        restored++;
+                if (current == e->original)
+                        continue; /* nothing written yet, or already put back */
+                if (!journal_entry_holds(e, current)) {
+                        if (e->has_next)
+                                log_notice("%s: %s is %" PRId64 ", neither the %" PRId64 " nor the %" PRId64
+                                           " we were writing: changed since, leaving it",
+                                           context, d->name, current, e->written, e->next);
+                        else
+                                log_notice("%s: %s is %" PRId64 ", not the %" PRId64 " we wrote: changed since, leaving it",
+                                           context, d->name, current, e->written);
+                        continue;
                 }
-                journal_remove(j, k.name);
+                r = knob_write(root, d, e->original);
+                if (r < 0) {
+                        log_error_errno(r, "Failed to restore %s to %" PRId64 ": %s", d->name, e->original, errno_str(r));
+                        keep[n_keep++] = *e;
+                        failed++;
+                        continue;
+                }
+                fault_inject("after-restore");
+                Knob tmp = { .desc = d };
+                log_change(LOG_NOTICE, &tmp, "restored ", current, e->original, &(ChangeReason){ .text = context });
+                restored++;
         }
 
+        memcpy(j->entries, keep, n_keep * sizeof(JournalEntry));
+        j->n_entries = n_keep;
         int r = journal_save(j);
         if (r < 0)
                 return log_error_errno(r, "Failed to update the restore journal %s: %s", j->file, errno_str(r));

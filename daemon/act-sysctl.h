@@ -9,10 +9,11 @@
 #include "source-topology.h"
 
 /*
- * Writing sysctls politely: record the original in the restore journal
- * before the first write, read before writing, skip no-ops, confirm after
+ * Writing sysctls politely: save an intent in the restore journal before
+ * every write (journal.h), read before writing, skip no-ops, confirm after
  * writing, and back off when an administrator changes a knob we manage
- * (the admin wins until `pcptunectl resume`).
+ * (the admin wins until `pcptunectl resume`).  Only knobs of the allowlist
+ * (knob.h) are written, at the allowlist's path, within its range.
  */
 
 /* What probing a kernel feature found. */
@@ -24,10 +25,7 @@ typedef enum FeatureState {
 } FeatureState;
 
 typedef struct Knob {
-        const char *name;          /* "vm.percpu_pagelist_high_fraction" */
-        const char *path;          /* below root */
-        int64_t min_value;         /* range accepted before writing (inclusive) */
-        int64_t max_value;
+        const KnobDesc *desc;      /* the allowlist row: name, path, range */
         bool managed;              /* we changed it and hold its original in the journal */
         int64_t original;          /* valid if managed */
         int64_t written;           /* valid if managed */
@@ -57,14 +55,18 @@ typedef enum KnobOutcome {
 } KnobOutcome;
 
 /* Read a knob's current value below root.  0 or -errno. */
-int knob_read(const char *root, const Knob *k, int64_t *ret);
+int knob_read(const char *root, const KnobDesc *k, int64_t *ret);
+
+/* Write a value to a knob below root (write_file_at: never leaves root).  -ERANGE outside the knob's range. */
+int knob_write(const char *root, const KnobDesc *k, int64_t v);
 
 /*
  * Make the knob hold `wanted`: read the current value; if we manage it and it
  * is no longer what we wrote, the administrator wins (admin_override, journal
  * entry dropped, logged once); skip no-ops; in dry-run log "would set" once per
- * new value; otherwise journal {original, wanted} atomically, write, and read
- * back.  Logs the change at NOTICE with structured fields (KNOB, OLD, NEW,
+ * new value; otherwise save the intent {original, current, wanted}, write,
+ * commit {original, wanted} and read back (crash points after-intent,
+ * after-write, after-commit in fault-injection builds).  Logs the change at NOTICE with structured fields (KNOB, OLD, NEW,
  * POLICY, RULE, REASON).  j may be NULL in dry-run.
  * Returns the outcome (>= 0) or -errno (range check -ERANGE, write error,
  * journal error: nothing written then).
@@ -81,7 +83,8 @@ int knob_release(Knob *k, const char *root, Journal *j, bool dry_run, const char
 
 /*
  * Crash recovery: for each journal entry, write the original back if the knob
- * still holds the value we wrote; log what was done.  The journal is emptied
+ * still holds a value we may have left (written, or an intent's next); log
+ * what was done (names from the allowlist, paths from it too).  The journal is emptied
  * and saved (file removed) when every entry was handled.  Returns the number of
  * knobs restored or -errno.
  */

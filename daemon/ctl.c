@@ -32,6 +32,7 @@
 #include "reclaim-watch.h"
 #include "repair.h"
 #include "log.h"
+#include "manager.h"
 #include "metrics.h"
 #include "policy-eval.h"
 #include "policy.h"
@@ -104,29 +105,9 @@ static void help(void) {
                STATE_DIR_DEFAULT, CALIBRATION_DIR_DEFAULT);
 }
 
-/* Is a daemon holding the state directory's lock?  Returns its pid, 0 if none, -errno. */
-static int daemon_pid(const char *state_dir) {
-        _cleanup_(freep) char *path = NULL;
-        _cleanup_(closep) int fd = -EBADF;
-        char buf[32];
-        ssize_t k;
-
-        if (asprintf(&path, "%s/pcptuned.lock", state_dir) < 0)
-                return -ENOMEM;
-        fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-                return errno == ENOENT ? 0 : negative_errno();
-        if (flock(fd, LOCK_SH | LOCK_NB) >= 0)
-                return 0;
-        if (errno != EWOULDBLOCK)
-                return negative_errno();
-        k = pread(fd, buf, sizeof buf - 1, 0);
-        buf[k > 0 ? k : 0] = 0;
-        int64_t pid;
-        buf[strcspn(buf, "\n")] = 0;
-        if (parse_int64(buf, &pid) < 0 || pid <= 0)
-                return -EBADMSG;
-        return (int) pid;
+/* Is a daemon holding the root's lock?  Returns its pid, 0 if none, -errno. */
+static int daemon_pid(const CtlOptions *o) {
+        return manager_lock_owner(o->root);
 }
 
 static json_object *read_daemon_status(const char *state_dir) {
@@ -159,7 +140,7 @@ static int cmd_status(const CtlOptions *o) {
         metrics_from_snapshot(s, &mv);
 
         /* Evaluate the policies the running daemon uses, unless told otherwise. */
-        pid = daemon_pid(o->state_dir);
+        pid = daemon_pid(o);
         if (pid > 0)
                 dstatus = read_daemon_status(o->state_dir);
         const char *policy_dir = o->policy_dir;
@@ -178,8 +159,7 @@ static int cmd_status(const CtlOptions *o) {
 
         if (dstatus && json_object_object_get_ex(dstatus, "knob", &knob_o) && s->has_knob) {
                 json_object *v;
-                knob.name = s->knob.name;
-                knob.path = s->knob.path;
+                knob.desc = s->knob.desc;
                 if (json_object_object_get_ex(knob_o, "managed", &v))
                         knob.managed = json_object_get_boolean(v);
                 if (json_object_object_get_ex(knob_o, "original", &v))
@@ -263,10 +243,10 @@ static int cmd_status(const CtlOptions *o) {
                 if (pid > 0) {
                         printf("pcptuned: running (pid %d), state in %s\n", pid, o->state_dir);
                         if (have_knob && knob.managed)
-                                printf("  manages %s: original %" PRId64 ", written %" PRId64 "\n", knob.name,
+                                printf("  manages %s: original %" PRId64 ", written %" PRId64 "\n", knob.desc->name,
                                        knob.original, knob.written);
                         else if (have_knob && knob.admin_override)
-                                printf("  %s: changed by an administrator, not managed\n", knob.name);
+                                printf("  %s: changed by an administrator, not managed\n", knob.desc->name);
                         else
                                 printf("  manages nothing at the moment\n");
                         json_object *rules, *d;
@@ -292,12 +272,17 @@ static int cmd_status(const CtlOptions *o) {
                 } else {
                         _cleanup_(journal_freep) Journal *j = NULL;
                         printf("pcptuned: not running (state directory %s)\n", o->state_dir);
-                        if (journal_load(o->state_dir, &j) >= 0)
+                        char err[512];
+                        int q = journal_load(o->state_dir, &j, err, sizeof err);
+                        if (q >= 0)
                                 for (size_t i = 0; i < j->n_entries; i++)
                                         printf("  a restore journal from a run that did not stop cleanly holds %s: "
                                                "original %" PRId64 ", written %" PRId64 "\n"
                                                "  (the next start restores it; `pcptunectl restore` does it now)\n",
-                                               j->entries[i].name, j->entries[i].original, j->entries[i].written);
+                                               j->entries[i].knob->name, j->entries[i].original, j->entries[i].written);
+                        else if (q != -ENOENT)
+                                printf("  the restore journal in %s is refused: %s\n", o->state_dir,
+                                       *err ? err : errno_str(q));
                 }
                 printf("\n");
                 report_print(stdout, &in);
@@ -536,22 +521,30 @@ static int cmd_liveness(const CtlOptions *o) {
 
 static int cmd_restore(const CtlOptions *o) {
         _cleanup_(journal_freep) Journal *j = NULL;
+        char err[512], eroot[PATH_MAX];
         int pid, r;
 
-        pid = daemon_pid(o->state_dir);
+        pid = daemon_pid(o);
         if (pid > 0) {
-                log_error("pcptuned (pid %d) is running with %s: stop it instead (it restores on stop)", pid,
-                          o->state_dir);
+                log_error("pcptuned (pid %d) is running on root %s: stop it instead (it restores on stop)", pid,
+                          o->root);
                 return 1;
         }
-        r = journal_load(o->state_dir, &j);
+        r = journal_load(o->state_dir, &j, err, sizeof err);
         if (r == -ENOENT) {
                 printf("No restore journal in %s: nothing to restore\n", o->state_dir);
                 return 0;
         }
         if (r < 0)
-                return log_error_errno(r, "Failed to read the restore journal in %s: %s", o->state_dir, errno_str(r)), 1;
-        r = journal_restore(j, j->root, "pcptunectl restore");
+                return log_error_errno(r, "Failed to read the restore journal in %s: %s", o->state_dir,
+                                       *err ? err : errno_str(r)),
+                       1;
+        /* The values are restored below --root (default /), never below a root named by the file. */
+        if (!streq(j->root, o->root))
+                return log_error("The restore journal in %s belongs to root %s, not %s: pass --root %s to restore it",
+                                 o->state_dir, str_escape(j->root, eroot, sizeof eroot), o->root, eroot),
+                       1;
+        r = journal_restore(j, o->root, "pcptunectl restore");
         if (r < 0)
                 return 1;
         printf("Restored %d knob%s\n", r, r == 1 ? "" : "s");
@@ -567,24 +560,26 @@ static int cmd_resume(const CtlOptions *o, char **args) {
                 fprintf(stderr, "pcptunectl resume: needs exactly one knob, e.g. %s\n", SYSCTL_PCP_HIGH_FRACTION);
                 return 2;
         }
-        if (!streq(args[0], SYSCTL_PCP_HIGH_FRACTION) && !streq(args[0], SYSCTL_PCP_BATCH_SCALE_MAX)) {
-                log_error("Unknown knob '%s': pcptuned manages %s and %s", args[0], SYSCTL_PCP_HIGH_FRACTION,
-                          SYSCTL_PCP_BATCH_SCALE_MAX);
+        const KnobDesc *k = knob_desc_by_name(args[0]);
+        if (!k) {
+                char ename[128];
+                log_error("Unknown knob '%s': pcptuned manages %s and %s", str_escape(args[0], ename, sizeof ename),
+                          SYSCTL_PCP_HIGH_FRACTION, SYSCTL_PCP_BATCH_SCALE_MAX);
                 return 1;
         }
-        pid = daemon_pid(o->state_dir);
+        pid = daemon_pid(o);
         if (pid <= 0) {
-                log_error("pcptuned is not running with state directory %s", o->state_dir);
+                log_error("pcptuned is not running on root %s", o->root);
                 return 1;
         }
-        if (asprintf(&path, "%s/resume-%s", o->state_dir, args[0]) < 0)
+        if (asprintf(&path, "%s/resume-%s", o->state_dir, k->name) < 0)
                 return log_oom(), 1;
         fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
         if (fd < 0)
                 return log_error_errno(errno, "Failed to create %s: %m", path), 1;
         if (kill(pid, SIGUSR1) < 0)
                 return log_error_errno(errno, "Failed to signal pcptuned (pid %d): %m", pid), 1;
-        printf("Asked pcptuned (pid %d) to manage %s again\n", pid, args[0]);
+        printf("Asked pcptuned (pid %d) to manage %s again\n", pid, k->name);
         return 0;
 }
 
@@ -888,20 +883,27 @@ static int cmd_repair(const CtlOptions *o) {
         }
 
         /* The daemon owns the knob while it runs; take its lock so neither races the other. */
-        pid = daemon_pid(o->state_dir);
+        pid = daemon_pid(o);
         if (pid > 0) {
                 log_error("pcptuned (pid %d) manages the knob: give it a `repair: pagesets` rule instead", pid);
                 return 1;
         }
         r = mkdir_p(o->state_dir, 0755);
-        if (r >= 0 && asprintf(&lockpath, "%s/pcptuned.lock", o->state_dir) < 0)
-                r = -ENOMEM;
-        if (r >= 0 && (lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC, 0644)) < 0)
+        if (r < 0)
+                return log_error_errno(r, "Failed to create the state directory %s: %s", o->state_dir, errno_str(r)), 1;
+        r = manager_lock_path(o->root, &lockpath);
+        if (r >= 0) {
+                char *slash = strrchr(lockpath, '/');
+                *slash = 0;
+                r = mkdir_p(lockpath, 0755);
+                *slash = '/';
+        }
+        if (r >= 0 && (lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644)) < 0)
                 r = negative_errno();
         if (r >= 0 && flock(lock, LOCK_EX | LOCK_NB) < 0)
                 r = negative_errno();
         if (r < 0)
-                return log_error_errno(r, "Failed to lock %s: %s", o->state_dir, errno_str(r)), 1;
+                return log_error_errno(r, "Failed to lock %s: %s", strna(lockpath), errno_str(r)), 1;
         j = journal_new(o->state_dir, o->root);
         if (!j)
                 return log_oom(), 1;
@@ -942,6 +944,7 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
+        _cleanup_(freep) char *root = NULL;
         CtlOptions o = { .root = "/", .state_dir = STATE_DIR_DEFAULT, .calibration_dir = CALIBRATION_DIR_DEFAULT,
                          .plan = { .memcgs_per_container = 1 } };
         uint64_t u;
@@ -1072,6 +1075,11 @@ int main(int argc, char **argv) {
         }
         const char *cmd = argv[optind];
         char **args = argv + optind + 1;
+
+        /* "--root R" and "--root R/" are one root (the journal and the lock compare it). */
+        if (path_normalize_root(o.root, &root) < 0)
+                return log_oom(), 1;
+        o.root = root;
 
         if (streq(cmd, "status"))
                 return cmd_status(&o);

@@ -1,5 +1,10 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <fcntl.h>
+#include <inttypes.h>
 #include <json-c/json.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <sys/stat.h>
 
 #include "journal.h"
 #include "util.h"
@@ -7,17 +12,12 @@
 DEFINE_TRIVIAL_CLEANUP_FUNC(json_object *, json_object_put);
 #define json_putp json_object_putp
 
-static void journal_entry_done(JournalEntry *e) {
-        free(e->name);
-        free(e->path);
-}
+/* A journal holds at most one entry per knob: a few hundred bytes.  Anything bigger is not ours. */
+#define JOURNAL_SIZE_MAX ((size_t) 64 * 1024)
 
 Journal *journal_free(Journal *j) {
         if (!j)
                 return NULL;
-        for (size_t i = 0; i < j->n_entries; i++)
-                journal_entry_done(&j->entries[i]);
-        free(j->entries);
         free(j->file);
         free(j->root);
         free(j);
@@ -39,42 +39,91 @@ Journal *journal_new(const char *state_dir, const char *root) {
         return TAKE_PTR(j);
 }
 
-const JournalEntry *journal_find(const Journal *j, const char *name) {
+static JournalEntry *journal_entry(Journal *j, const KnobDesc *k) {
         for (size_t i = 0; i < j->n_entries; i++)
-                if (streq(j->entries[i].name, name))
+                if (j->entries[i].knob == k)
                         return &j->entries[i];
         return NULL;
 }
 
-int journal_set(Journal *j, const char *name, const char *path, int64_t original, int64_t written) {
-        for (size_t i = 0; i < j->n_entries; i++)
-                if (streq(j->entries[i].name, name)) {
-                        j->entries[i].written = written;
-                        return 0;
-                }
+const JournalEntry *journal_find(const Journal *j, const KnobDesc *k) {
+        return journal_entry((Journal *) j, k);
+}
 
-        JournalEntry *n = realloc(j->entries, (j->n_entries + 1) * sizeof(JournalEntry));
-        if (!n)
-                return -ENOMEM;
-        j->entries = n;
-        JournalEntry e = { strdup(name), strdup(path), original, written };
-        if (!e.name || !e.path) {
-                journal_entry_done(&e);
-                return -ENOMEM;
-        }
-        j->entries[j->n_entries++] = e;
+bool journal_entry_holds(const JournalEntry *e, int64_t current) {
+        return current == e->written || (e->has_next && current == e->next);
+}
+
+void journal_clear(Journal *j) {
+        j->n_entries = 0;
+}
+
+/*
+ * Every change goes through here: apply it to a copy of the entries, save the
+ * copy, and only then make it the journal in memory.  A failed save (ENOSPC, a
+ * read-only state directory) leaves memory as it was, which is what the file holds.
+ */
+static int journal_save_change(Journal *j, const JournalEntry *entries, size_t n) {
+        Journal next = *j;
+        int r;
+
+        memcpy(next.entries, entries, n * sizeof(JournalEntry));
+        next.n_entries = n;
+        r = journal_save(&next);
+        if (r < 0)
+                return r;
+        memcpy(j->entries, entries, n * sizeof(JournalEntry));
+        j->n_entries = n;
         return 0;
 }
 
-bool journal_remove(Journal *j, const char *name) {
-        for (size_t i = 0; i < j->n_entries; i++)
-                if (streq(j->entries[i].name, name)) {
-                        journal_entry_done(&j->entries[i]);
-                        memmove(&j->entries[i], &j->entries[i + 1], (j->n_entries - i - 1) * sizeof(JournalEntry));
-                        j->n_entries--;
-                        return true;
+int journal_intent(Journal *j, const KnobDesc *k, int64_t original, int64_t written, int64_t next) {
+        JournalEntry copy[_KNOB_ID_MAX];
+        size_t n = j->n_entries, i;
+
+        if (!k || !k->writable || !knob_value_valid(k, original) || !knob_value_valid(k, written) ||
+            !knob_value_valid(k, next))
+                return -EINVAL;
+        memcpy(copy, j->entries, n * sizeof(JournalEntry));
+        for (i = 0; i < n; i++)
+                if (copy[i].knob == k)
+                        break;
+        if (i == n) {
+                if (n >= ELEMENTSOF(copy))
+                        return -ENOSPC;
+                n++;
+        }
+        copy[i] = (JournalEntry){ .knob = k, .original = original, .written = written, .has_next = true, .next = next };
+        return journal_save_change(j, copy, n);
+}
+
+int journal_commit(Journal *j, const KnobDesc *k, int64_t written) {
+        JournalEntry copy[_KNOB_ID_MAX];
+        size_t n = j->n_entries;
+
+        if (!k || !k->writable || !knob_value_valid(k, written))
+                return -EINVAL;
+        memcpy(copy, j->entries, n * sizeof(JournalEntry));
+        for (size_t i = 0; i < n; i++)
+                if (copy[i].knob == k) {
+                        copy[i].written = written;
+                        copy[i].has_next = false;
+                        copy[i].next = 0;
+                        return journal_save_change(j, copy, n);
                 }
-        return false;
+        return -ENOENT;
+}
+
+int journal_drop(Journal *j, const KnobDesc *k) {
+        JournalEntry copy[_KNOB_ID_MAX];
+        size_t n = 0;
+
+        for (size_t i = 0; i < j->n_entries; i++)
+                if (j->entries[i].knob != k)
+                        copy[n++] = j->entries[i];
+        if (n == j->n_entries)
+                return 0;
+        return journal_save_change(j, copy, n);
 }
 
 int journal_save(const Journal *j) {
@@ -94,22 +143,79 @@ int journal_save(const Journal *j) {
         arr = json_object_new_array();
         if (!arr)
                 return -ENOMEM;
-        json_object_object_add(root, "entries", arr);
-        json_object_object_add(root, "version", json_object_new_int(1));
+        json_object_object_add(root, "version", json_object_new_int(JOURNAL_VERSION));
         json_object_object_add(root, "pid", json_object_new_int((int) getpid()));
         json_object_object_add(root, "root", json_object_new_string(j->root));
+        json_object_object_add(root, "entries", arr);
         for (size_t i = 0; i < j->n_entries; i++) {
-                json_object *e = json_object_new_object();
-                json_object_object_add(e, "name", json_object_new_string(j->entries[i].name));
-                json_object_object_add(e, "path", json_object_new_string(j->entries[i].path));
-                json_object_object_add(e, "original", json_object_new_int64(j->entries[i].original));
-                json_object_object_add(e, "written", json_object_new_int64(j->entries[i].written));
-                json_object_array_add(arr, e);
+                const JournalEntry *e = &j->entries[i];
+                json_object *o = json_object_new_object();
+                if (!o)
+                        return -ENOMEM;
+                json_object_object_add(o, "name", json_object_new_string(e->knob->name));
+                json_object_object_add(o, "original", json_object_new_int64(e->original));
+                json_object_object_add(o, "written", json_object_new_int64(e->written));
+                if (e->has_next)
+                        json_object_object_add(o, "next", json_object_new_int64(e->next));
+                json_object_array_add(arr, o);
         }
         text = json_format(root, true);
         if (!text)
                 return -ENOMEM;
         return write_file_atomic(j->file, text, strlen(text), 0600);
+}
+
+_printf_(3, 4) static int journal_fail(char *err, size_t errlen, const char *fmt, ...) {
+        if (err && errlen > 0) {
+                va_list ap;
+                va_start(ap, fmt);
+                vsnprintf(err, errlen, fmt, ap);
+                va_end(ap);
+        }
+        return -EINVAL;
+}
+
+/* Only root (or the user running us, for tests) may have written what we are about to trust. */
+static bool trusted_owner(uid_t uid) {
+        return uid == 0 || uid == geteuid();
+}
+
+static int journal_check_trust(const char *file, int fd, char *err, size_t errlen) {
+        _cleanup_(freep) char *dir = strdup(file);
+        char efile[PATH_MAX];
+        struct stat st;
+        char *slash;
+
+        str_escape(file, efile, sizeof efile);
+        if (!dir)
+                return -ENOMEM;
+        if (fstat(fd, &st) < 0)
+                return negative_errno();
+        if (!S_ISREG(st.st_mode))
+                return journal_fail(err, errlen, "%s is not a regular file", efile), -EPERM;
+        if (!trusted_owner(st.st_uid))
+                return journal_fail(err, errlen, "%s is owned by uid %u, not root", efile, (unsigned) st.st_uid), -EPERM;
+        if (st.st_mode & (S_IWGRP | S_IWOTH))
+                return journal_fail(err, errlen, "%s is writable by group or others (mode %04o)", efile,
+                                    (unsigned) (st.st_mode & 07777)),
+                       -EPERM;
+        slash = strrchr(dir, '/');
+        if (slash)
+                *(slash == dir ? slash + 1 : slash) = 0;
+        else
+                strcpy(dir, ".");
+        if (stat(dir, &st) < 0)
+                return negative_errno();
+        if (!trusted_owner(st.st_uid) || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
+                char edir[PATH_MAX];
+                str_escape(dir, edir, sizeof edir);
+                return journal_fail(err, errlen,
+                                    "%s is in %s, which %s (uid %u, mode %04o): anyone could have put it there", efile,
+                                    edir, trusted_owner(st.st_uid) ? "is writable by group or others" : "is not owned by root",
+                                    (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777)),
+                       -EPERM;
+        }
+        return 0;
 }
 
 static int json_get_string(json_object *o, const char *key, const char **ret) {
@@ -124,43 +230,128 @@ static int json_get_int64(json_object *o, const char *key, int64_t *ret) {
         json_object *v;
         if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_int))
                 return -EINVAL;
+        /* json-c clamps what does not fit to INT64_MIN/MAX: no knob accepts those anyway. */
         *ret = json_object_get_int64(v);
         return 0;
 }
 
-int journal_load(const char *state_dir, Journal **ret) {
+/* Validate one entry against the allowlist; the knob's path comes from there, never from the file. */
+static int journal_parse_entry(json_object *o, int version, size_t idx, const Journal *j, JournalEntry *ret, char *err,
+                               size_t errlen) {
+        const char *name = NULL, *path = NULL;
+        char ename[96], epath[128];
+        const KnobDesc *k;
+        JournalEntry e = { 0 };
+
+        if (!json_object_is_type(o, json_type_object))
+                return journal_fail(err, errlen, "%s: entry %zu is not an object", j->file, idx + 1);
+        if (json_get_string(o, "name", &name) < 0)
+                return journal_fail(err, errlen, "%s: entry %zu has no name", j->file, idx + 1);
+        str_escape(name, ename, sizeof ename);
+        k = knob_desc_by_name(name);
+        if (!k)
+                return journal_fail(err, errlen, "%s: entry %zu names '%s', which is not a knob pcptune manages",
+                                    j->file, idx + 1, ename);
+        if (version == 1) {
+                /* The previous release wrote the path too: it must be the allowlist's. */
+                if (json_get_string(o, "path", &path) < 0 || !streq(path, k->path)) {
+                        str_escape(path ?: "", epath, sizeof epath);
+                        return journal_fail(err, errlen, "%s: entry %zu (%s) has path '%s', not %s", j->file, idx + 1,
+                                            k->name, epath, k->path);
+                }
+        }
+        if (json_get_int64(o, "original", &e.original) < 0 || json_get_int64(o, "written", &e.written) < 0)
+                return journal_fail(err, errlen, "%s: entry %zu (%s) lacks an integer original or written", j->file,
+                                    idx + 1, k->name);
+        json_object *next;
+        if (version >= 2 && json_object_object_get_ex(o, "next", &next)) {
+                if (json_get_int64(o, "next", &e.next) < 0)
+                        return journal_fail(err, errlen, "%s: entry %zu (%s): next is not an integer", j->file, idx + 1,
+                                            k->name);
+                e.has_next = true;
+        }
+        const struct {
+                const char *what;
+                int64_t v;
+                bool present;
+        } values[] = { { "original", e.original, true }, { "written", e.written, true }, { "next", e.next, e.has_next } };
+        for (size_t i = 0; i < ELEMENTSOF(values); i++)
+                if (values[i].present && !knob_value_valid(k, values[i].v))
+                        return journal_fail(err, errlen,
+                                            "%s: entry %zu (%s): %s %" PRId64 " is not a value the kernel accepts "
+                                            "(%" PRId64 "..%" PRId64 ")",
+                                            j->file, idx + 1, k->name, values[i].what, values[i].v, k->min_value,
+                                            k->max_value);
+        if (journal_find(j, k))
+                return journal_fail(err, errlen, "%s: entry %zu: %s appears twice", j->file, idx + 1, k->name);
+        e.knob = k;
+        *ret = e;
+        return 0;
+}
+
+int journal_load(const char *state_dir, Journal **ret, char *err, size_t errlen) {
         _cleanup_(journal_freep) Journal *j = NULL;
         _cleanup_(freep) char *text = NULL;
         _cleanup_(json_putp) json_object *root = NULL;
+        _cleanup_(closep) int fd = -EBADF;
         json_object *arr;
-        const char *s;
+        const char *s = NULL;
+        char eroot[PATH_MAX];
+        int64_t version;
+        size_t len;
         int r;
 
+        if (err && errlen > 0)
+                *err = 0;
         j = journal_new(state_dir, "/");
         if (!j)
                 return -ENOMEM;
-        r = read_file_at("/", j->file, 1024 * 1024, &text, NULL);
+        /* Never follow a symlink someone left in our place, never block on a FIFO. */
+        fd = open(j->file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0) {
+                if (errno == ELOOP)
+                        return journal_fail(err, errlen, "%s is a symbolic link", j->file), -EPERM;
+                return negative_errno();
+        }
+        r = journal_check_trust(j->file, fd, err, errlen);
         if (r < 0)
                 return r;
+        r = read_fd_full(fd, JOURNAL_SIZE_MAX, &text, &len);
+        if (r == -EFBIG)
+                return journal_fail(err, errlen, "%s is larger than %zu bytes", j->file, JOURNAL_SIZE_MAX);
+        if (r < 0)
+                return r;
+        if (strlen(text) != len)
+                return journal_fail(err, errlen, "%s holds a NUL byte", j->file);
         root = json_tokener_parse(text);
-        if (!root || json_get_string(root, "root", &s) < 0)
-                return -EINVAL;
+        if (!root || !json_object_is_type(root, json_type_object))
+                return journal_fail(err, errlen, "%s is not a JSON object", j->file);
+        if (json_get_int64(root, "version", &version) < 0 || version < 1 || version > JOURNAL_VERSION)
+                return journal_fail(err, errlen, "%s: version missing or not 1..%d", j->file, JOURNAL_VERSION);
+        if (json_get_string(root, "root", &s) < 0 || s[0] != '/' || strlen(s) >= PATH_MAX) {
+                str_escape(s ?: "", eroot, sizeof eroot);
+                return journal_fail(err, errlen, "%s: root '%s' is not an absolute path", j->file, eroot);
+        }
+        for (const char *c = s; *c; c++)
+                if ((unsigned char) *c < 0x20 || *c == 0x7f) {
+                        str_escape(s, eroot, sizeof eroot);
+                        return journal_fail(err, errlen, "%s: root '%s' holds control characters", j->file, eroot);
+                }
         free(j->root);
         j->root = strdup(s);
         if (!j->root)
                 return -ENOMEM;
         if (!json_object_object_get_ex(root, "entries", &arr) || !json_object_is_type(arr, json_type_array))
-                return -EINVAL;
+                return journal_fail(err, errlen, "%s has no entries array", j->file);
+        if (json_object_array_length(arr) > _KNOB_ID_MAX)
+                return journal_fail(err, errlen, "%s has %zu entries, more than the %d knobs pcptune manages", j->file,
+                                    json_object_array_length(arr), (int) _KNOB_ID_MAX);
         for (size_t i = 0; i < json_object_array_length(arr); i++) {
-                json_object *e = json_object_array_get_idx(arr, i);
-                const char *name, *path;
-                int64_t orig, written;
-                if (json_get_string(e, "name", &name) < 0 || json_get_string(e, "path", &path) < 0 ||
-                    json_get_int64(e, "original", &orig) < 0 || json_get_int64(e, "written", &written) < 0)
-                        return -EINVAL;
-                r = journal_set(j, name, path, orig, written);
+                JournalEntry e;
+                r = journal_parse_entry(json_object_array_get_idx(arr, i), (int) version, i, j, &e, err, errlen);
                 if (r < 0)
                         return r;
+                j->entries[j->n_entries++] = e;
         }
         *ret = TAKE_PTR(j);
         return 0;

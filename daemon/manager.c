@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <dirent.h>
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -33,7 +34,6 @@
 #include "source-psi.h"
 #include "source-percpu-stats.h"
 
-#define LOCK_FILE "pcptuned.lock"
 #define STATUS_FILE "status.json"
 #define RESUME_PREFIX "resume-"
 
@@ -72,7 +72,7 @@ struct Manager {
         int lock_fd;
 
         Knob pcp_knob;
-        bool knob_known;             /* pcp_knob.name/path set from the first snapshot */
+        bool knob_known;             /* the pcp knob exists and is writable (from the first snapshot) */
         Knob scale_knob;             /* vm.pcp_batch_scale_max (contrib patch 0002) */
         FeatureState floor_state;    /* does the kernel take -1 for the high fraction (contrib patch 0001)? */
         KernelFeatures features;     /* of the last sample */
@@ -210,7 +210,8 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
                 return -ENOMEM;
         m->lock_fd = -EBADF;
         m->psi_fd = -EBADF;
-        m->root = strdup(cfg->root ?: "/");
+        if (path_normalize_root(cfg->root, &m->root) < 0)
+                return -ENOMEM;
         m->state_dir = strdup(cfg->state_dir ?: STATE_DIR_DEFAULT);
         m->policy_dir = cfg->policy_dir ? strdup(cfg->policy_dir) : NULL;
         m->calibration_dir = strdup(cfg->calibration_dir ?: CALIBRATION_DIR_DEFAULT);
@@ -234,9 +235,8 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         m->report = cfg->report ?: stdout;
         snprintf(m->bulk_why, sizeof m->bulk_why, "%s",
                  cfg->once ? "measured by the running pcptuned only (not with --once)" : "not started");
-        m->pcp_knob = (Knob){ .min_value = PCP_FRACTION_FLOOR, .max_value = INT_MAX };
-        m->scale_knob = (Knob){ .name = SYSCTL_PCP_BATCH_SCALE_MAX, .path = SYSCTL_PCP_BATCH_SCALE_MAX_PATH,
-                                .min_value = 0, .max_value = 6 };
+        m->pcp_knob = (Knob){ .desc = knob_desc(KNOB_PCP_HIGH_FRACTION) };
+        m->scale_knob = (Knob){ .desc = knob_desc(KNOB_PCP_BATCH_SCALE_MAX) };
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -299,19 +299,60 @@ static int manager_load_policies(Manager *m, bool initial) {
         return 0;
 }
 
+int manager_lock_path(const char *root, char **ret) {
+        return path_join_root(root, LOCK_PATH, ret);
+}
+
+int manager_lock_owner(const char *root) {
+        _cleanup_(freep) char *path = NULL;
+        _cleanup_(closep) int fd = -EBADF;
+        char buf[32];
+        int64_t pid;
+        ssize_t k;
+
+        if (manager_lock_path(root, &path) < 0)
+                return -ENOMEM;
+        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0)
+                return errno == ENOENT ? 0 : negative_errno();
+        if (flock(fd, LOCK_SH | LOCK_NB) >= 0)
+                return 0;
+        if (errno != EWOULDBLOCK)
+                return negative_errno();
+        k = pread(fd, buf, sizeof buf - 1, 0);
+        buf[k > 0 ? k : 0] = 0;
+        buf[strcspn(buf, "\n")] = 0;
+        if (parse_int64(buf, &pid) < 0 || pid <= 0 || pid > INT_MAX)
+                return -EBADMSG;
+        return (int) pid;
+}
+
 static int manager_take_lock(Manager *m) {
         _cleanup_(freep) char *path = NULL;
+        struct stat st;
         char buf[32];
         int fd, r;
 
         r = mkdir_p(m->state_dir, 0755);
         if (r < 0)
                 return log_error_errno(r, "Failed to create the state directory %s: %s", m->state_dir, errno_str(r));
-        if (asprintf(&path, "%s/%s", m->state_dir, LOCK_FILE) < 0)
+        /* The lock belongs to the root, not to the state directory: two daemons with different
+         * --state-dir on one root would otherwise each take the other's value for the original. */
+        if (manager_lock_path(m->root, &path) < 0)
                 return log_oom();
-        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0644);
+        char *slash = strrchr(path, '/');
+        *slash = 0;
+        r = mkdir_p(path, 0755);
+        *slash = '/';
+        if (r < 0)
+                return log_error_errno(r, "Failed to create the directory of %s: %s", path, errno_str(r));
+        fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644);
         if (fd < 0)
-                return log_error_errno(errno, "Failed to open %s: %m", path);
+                return log_error_errno(errno, "Failed to open the lock %s: %m", path);
+        if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode)) {
+                close(fd);
+                return log_error_errno(EBADFD, "Failed to use the lock %s: not a regular file", path);
+        }
         if (flock(fd, LOCK_EX | LOCK_NB) < 0) {
                 int e = errno;
                 ssize_t k = pread(fd, buf, sizeof buf - 1, 0);
@@ -319,9 +360,9 @@ static int manager_take_lock(Manager *m) {
                 buf[strcspn(buf, "\n")] = 0;
                 close(fd);
                 if (e == EWOULDBLOCK)
-                        return log_error_errno(EBUSY, "Another pcptuned (pid %s) is running with state directory %s; "
+                        return log_error_errno(EBUSY, "Another pcptuned (pid %s) is running on root %s (lock %s); "
                                                       "exiting",
-                                               *buf ? buf : "unknown", m->state_dir);
+                                               *buf ? buf : "unknown", m->root, path);
                 return log_error_errno(e, "Failed to lock %s: %s", path, errno_str(e));
         }
         snprintf(buf, sizeof buf, "%d\n", (int) getpid());
@@ -331,21 +372,57 @@ static int manager_take_lock(Manager *m) {
         return 0;
 }
 
+/*
+ * write_file_atomic() leaves "<name>.tmpXXXXXX" behind only when killed between
+ * creating and renaming it.  Under the lock nobody else writes here: remove ours.
+ */
+static void manager_clean_state_dir(Manager *m) {
+        static const char *const names[] = { STATUS_FILE, JOURNAL_FILE };
+        _cleanup_(closep) int dfd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        DIR *d;
+        struct dirent *de;
+
+        if (dfd < 0)
+                return;
+        d = fdopendir(dfd);
+        if (!d)
+                return;
+        dfd = -EBADF; /* owned by d now */
+        while ((de = readdir(d))) {
+                for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                        size_t n = strlen(names[i]);
+                        struct stat st;
+                        if (strncmp(de->d_name, names[i], n) != 0 || strncmp(de->d_name + n, ".tmp", 4) != 0 ||
+                            strlen(de->d_name + n + 4) != 6)
+                                continue;
+                        if (fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) < 0 || !S_ISREG(st.st_mode))
+                                continue;
+                        if (unlinkat(dirfd(d), de->d_name, 0) >= 0)
+                                log_info("Removed %s/%s, left by a run that was killed while saving it", m->state_dir,
+                                         de->d_name);
+                }
+        }
+        closedir(d);
+}
+
 /* A journal left by a run that did not stop cleanly: restore what is still ours. */
 static int manager_restore_crash_journal(Manager *m) {
         _cleanup_(journal_freep) Journal *old = NULL;
+        char err[512];
         int r;
 
-        r = journal_load(m->state_dir, &old);
+        r = journal_load(m->state_dir, &old, err, sizeof err);
         if (r == -ENOENT)
                 return 0;
         if (r < 0)
                 return log_error_errno(r, "Failed to read the restore journal in %s: %s; refusing to start over it "
                                           "(inspect it, then run `pcptunectl restore` or remove it)",
-                                       m->state_dir, errno_str(r));
-        if (!streq(old->root, m->root))
+                                       m->state_dir, *err ? err : errno_str(r));
+        if (!streq(old->root, m->root)) {
+                char eroot[PATH_MAX];
                 return log_error_errno(EXDEV, "The restore journal in %s belongs to root %s, not %s; refusing to start",
-                                       m->state_dir, old->root, m->root);
+                                       m->state_dir, str_escape(old->root, eroot, sizeof eroot), m->root);
+        }
         log_notice("Found a restore journal from a run that did not stop cleanly (%zu knob%s); restoring",
                    old->n_entries, old->n_entries == 1 ? "" : "s");
         r = journal_restore(old, m->root, "restore after an unclean stop");
@@ -398,6 +475,7 @@ int manager_startup(Manager *m) {
         r = manager_take_lock(m);
         if (r < 0)
                 return r;
+        manager_clean_state_dir(m);
         r = manager_restore_crash_journal(m);
         if (r < 0)
                 return r;
@@ -470,8 +548,7 @@ static bool manager_bind_knob(Manager *m, const Snapshot *s) {
                 return false;
         }
         if (!m->knob_known) {
-                m->pcp_knob.name = s->knob.name;
-                m->pcp_knob.path = s->knob.path;
+                m->pcp_knob.desc = s->knob.desc;
                 m->knob_known = true;
         }
         return true;
@@ -522,7 +599,7 @@ static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
         if (try_floor && r == -EINVAL) {
                 m->floor_state = FEATURE_ABSENT;
                 log_notice("This kernel rejects %s = -1 (no pcptune contrib patch): using the minimum computed for this "
-                           "host, %d", m->pcp_knob.name, d->fraction);
+                           "host, %d", m->pcp_knob.desc->name, d->fraction);
                 target = d->fraction;
                 r = knob_count(&m->pcp_counts, m->dry_run,
                                knob_apply(&m->pcp_knob, m->root, m->journal, m->dry_run, target,
@@ -547,13 +624,13 @@ static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
                 int q = pcp_confirm(m->root, target, &msg);
                 if (q == -EBADE)
                         log_warning("%s = %d is set but the pagesets do not show the model's values: %s",
-                                    m->pcp_knob.name, target, strna(msg));
+                                    m->pcp_knob.desc->name, target, strna(msg));
                 else if (q < 0)
-                        log_warning_errno(q, "Failed to confirm %s = %d in zoneinfo: %s", m->pcp_knob.name, target,
+                        log_warning_errno(q, "Failed to confirm %s = %d in zoneinfo: %s", m->pcp_knob.desc->name, target,
                                           errno_str(q));
                 else
                         log_info("Confirmed %s = %d: pagesets match the model on every populated zone",
-                                 m->pcp_knob.name, target);
+                                 m->pcp_knob.desc->name, target);
         }
         return r == KNOB_WRITTEN;
 }
@@ -572,11 +649,11 @@ static void manager_apply_scale(Manager *m, const Plan *plan) {
                                                        "no active rule sets pcp.batch_scale_max any more"));
                 return;
         }
-        if (path_join_root(m->root, m->scale_knob.path, &path) < 0 || access(path, F_OK) < 0) {
+        if (path_join_root(m->root, m->scale_knob.desc->path, &path) < 0 || access(path, F_OK) < 0) {
                 if (manager_warn_once(m, d->policy->name, "batch_scale_max"))
                         log_warning("Rule %s/%s: pcp.batch_scale_max needs %s, from pcptune's kernel patch "
                                     "(contrib/kernel); this kernel does not have it",
-                                    d->policy->name, d->rule->name, m->scale_knob.name);
+                                    d->policy->name, d->rule->name, m->scale_knob.desc->name);
                 return;
         }
         snprintf(reason, sizeof reason, "pcp.batch_scale_max %d", d->value);
@@ -1061,7 +1138,7 @@ static void manager_write_metrics(Manager *m, const ReportInput *in, const Kerne
                                  .present = in->snap->has_knob, .value = in->snap->knob.value,
                                  .has_target = m->has_pcp_target, .target = m->pcp_target,
                                  .counters = &m->pcp_counts };
-        knobs[n++] = (PromKnob){ .name = m->scale_knob.name, .knob = &m->scale_knob, .present = feat->batch_scale_max,
+        knobs[n++] = (PromKnob){ .name = m->scale_knob.desc->name, .knob = &m->scale_knob, .present = feat->batch_scale_max,
                                  .value = feat->batch_scale_max_value, .has_target = m->has_scale_target,
                                  .target = m->scale_target, .counters = &m->scale_counts };
         /* reclaim-dying's collateral: the refault windows and the swappiness= probe. */
@@ -1304,7 +1381,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
                 /* The report and STATUS= show what the knob holds now, and the next sample reads
                  * zoneinfo again: the pagesets just changed. */
                 int64_t v;
-                if (m->knob_known && knob_read(m->root, &m->pcp_knob, &v) >= 0)
+                if (m->knob_known && knob_read(m->root, m->pcp_knob.desc, &v) >= 0)
                         s->knob.value = v;
                 m->zoneinfo_skips = UINT_MAX;
         }
@@ -1874,7 +1951,7 @@ static void manager_watch_policy_dir(Manager *m) {
 static void manager_resume_knob(Manager *m, Knob *k) {
         _cleanup_(freep) char *path = NULL;
 
-        if (!k->name || asprintf(&path, "%s/" RESUME_PREFIX "%s", m->state_dir, k->name) < 0)
+        if (!k->desc || asprintf(&path, "%s/" RESUME_PREFIX "%s", m->state_dir, k->desc->name) < 0)
                 return;
         if (unlink(path) < 0) {
                 if (errno != ENOENT)
@@ -1885,7 +1962,7 @@ static void manager_resume_knob(Manager *m, Knob *k) {
                 k->admin_override = false;
                 k->managed = false;
                 k->has_last_would = false;
-                log_notice("Managing %s again (its current value becomes the one restored at exit)", k->name);
+                log_notice("Managing %s again (its current value becomes the one restored at exit)", k->desc->name);
         }
 }
 
@@ -1969,8 +2046,7 @@ int manager_run(Manager *m) {
                 r = manager_sample(m);
                 /* A one-shot leaves the values set (like `sysctl -w`) and no journal behind. */
                 if (m->journal) {
-                        for (size_t i = m->journal->n_entries; i > 0; i--)
-                                journal_remove(m->journal, m->journal->entries[i - 1].name);
+                        journal_clear(m->journal);
                         int q = journal_save(m->journal);
                         if (q < 0)
                                 log_warning_errno(q, "Failed to remove the restore journal: %s", errno_str(q));

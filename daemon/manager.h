@@ -15,6 +15,19 @@
 
 #define INTERVAL_DEFAULT_USEC (10 * USEC_PER_SEC)
 
+/*
+ * One daemon per root and knob set, whatever its state directory: the lock is
+ * this path below the root (/run/pcptune/pcptuned.lock on the live host, which
+ * a container mounting the host's /run/pcptune shares), holding the pid.
+ */
+#define LOCK_PATH "/run/pcptune/pcptuned.lock"
+
+/* The lock file of a root (root/run/pcptune/pcptuned.lock).  0 or -ENOMEM; the caller frees. */
+int manager_lock_path(const char *root, char **ret);
+
+/* The pid of the pcptuned holding root's lock: > 0, 0 if none holds it, -errno. */
+int manager_lock_owner(const char *root);
+
 typedef struct ManagerConfig {
         const char *root;           /* root prefix of every kernel file ("/") */
         const char *policy_dir;     /* NULL: /etc/pcptune/policies.d, else the embedded set */
@@ -40,7 +53,8 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
 
 /*
  * Start-up: load the policies (a bad set is fatal here, and only here), take
- * the state-directory lock (a second instance exits with a clear message),
+ * the root's lock (a second instance exits with a clear message), remove
+ * temporary files a killed run left in the state directory,
  * and restore the journal of a run that did not stop cleanly.  Dry-run takes
  * no lock and touches no state.  0 or -errno (already logged).
  */

@@ -22,7 +22,7 @@ void kernel_features_probe(const char *root, KernelFeatures *ret) {
                 if (read_int64_at(root, "/.pcptune/memory-reclaim-swappiness", &v) >= 0 && (v == 0 || v == 1))
                         f.reclaim_swappiness = v ? FEATURE_PRESENT : FEATURE_ABSENT;
         }
-        f.batch_scale_max = read_int64_at(root, SYSCTL_PCP_BATCH_SCALE_MAX_PATH, &f.batch_scale_max_value) >= 0;
+        f.batch_scale_max = read_int64_at(root, knob_desc(KNOB_PCP_BATCH_SCALE_MAX)->path, &f.batch_scale_max_value) >= 0;
         f.percpu_sysfs = exists_at(root, PERCPU_SYSFS_DIR "/nr_populated_pages");
         f.percpu_depopulate = exists_at(root, PERCPU_SYSFS_DIR "/depopulate");
         *ret = f;
@@ -321,10 +321,12 @@ static void probe_contrib_scale(const ProbeInput *in, ProbeResult *r) {
         bool yes = in->features && in->features->batch_scale_max;
         r->answer = in->features ? (yes ? PROBE_YES : PROBE_NO) : PROBE_UNKNOWN;
         if (yes)
-                set_text(r->evidence, "%s = %" PRId64, SYSCTL_PCP_BATCH_SCALE_MAX_PATH,
+                set_text(r->evidence, "%s = %" PRId64, knob_desc(KNOB_PCP_BATCH_SCALE_MAX)->path,
                          in->features->batch_scale_max_value);
+        else if (in->features)
+                set_text(r->evidence, "no %s", knob_desc(KNOB_PCP_BATCH_SCALE_MAX)->path);
         else
-                set_text(r->evidence, "%s", in->features ? "no " SYSCTL_PCP_BATCH_SCALE_MAX_PATH : "a hypothetical shape");
+                set_text(r->evidence, "%s", "a hypothetical shape");
         set_text(r->effect, "%s", yes ? "pcp: {batch_scale_max: N} bounds each bulk free at run time"
                                       : "the bulk-free cap is CONFIG_PCP_BATCH_SCALE_MAX, fixed at build time");
 }

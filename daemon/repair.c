@@ -92,53 +92,56 @@ int pageset_check(const Snapshot *s, PagesetCheck *ret) {
 int pageset_repair(const char *root, Journal *j, int64_t wanted, PagesetCheck *ret_after) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
         PagesetCheck after = { 0 };
-        Knob k = { 0 };
-        int64_t original, large;
-        char buf[32];
+        const KnobDesc *d;
+        const JournalEntry *e;
+        int64_t original, current, large;
         int r;
 
         r = snapshot_take(root, &s);
         if (r < 0)
                 return r;
-        if (!s->has_knob)
+        if (!s->has_knob || !s->knob.desc || !s->knob.desc->writable)
                 return -EOPNOTSUPP;
-        k.name = s->knob.name;
-        k.path = s->knob.path;
-        original = s->knob.value;
+        d = s->knob.desc;
+        current = s->knob.value;
         /* A fraction no value in use can equal: the pagesets shrink to the floor for a moment. */
-        large = original == INT_MAX || wanted == INT_MAX ? INT_MAX - 1 : INT_MAX;
+        large = current == INT_MAX || wanted == INT_MAX ? INT_MAX - 1 : INT_MAX;
 
-        /* If the knob is already journaled (the daemon manages it), its entry stays as it is. */
-        bool had_entry = j && journal_find(j, k.name);
-        if (j && !had_entry) {
-                r = journal_set(j, k.name, k.path, original, large);
-                if (r >= 0)
-                        r = journal_save(j);
+        /* If the knob is already journaled (the daemon manages it), its original stays; either way every
+         * value the knob passes through is named by an intent saved before it is written. */
+        e = j ? journal_find(j, d) : NULL;
+        bool had_entry = e != NULL;
+        original = had_entry ? e->original : current;
+        if (j) {
+                r = journal_intent(j, d, original, current, large);
                 if (r < 0)
-                        return log_error_errno(r, "Failed to journal %s before the repair: %s", k.name, errno_str(r));
+                        return log_error_errno(r, "Failed to journal %s before the repair: %s", d->name, errno_str(r));
         }
-        snprintf(buf, sizeof buf, "%" PRId64, large);
-        r = write_file_at(root, k.path, buf);
+        r = knob_write(root, d, large);
         if (r >= 0) {
-                if (j && !had_entry) {
-                        journal_set(j, k.name, k.path, original, wanted);
-                        (void) journal_save(j);
-                }
-                snprintf(buf, sizeof buf, "%" PRId64, wanted);
-                r = write_file_at(root, k.path, buf);
+                fault_inject("after-write");
+                if (j && wanted != current)
+                        r = journal_intent(j, d, original, large, wanted);
+                if (r >= 0)
+                        r = knob_write(root, d, wanted);
         }
         if (r < 0) {
-                log_error_errno(r, "Failed to write %s during the pageset repair: %s", k.name, errno_str(r));
-                /* Put the original back now rather than leaving the large value. */
-                snprintf(buf, sizeof buf, "%" PRId64, original);
-                (void) write_file_at(root, k.path, buf);
+                log_error_errno(r, "Failed to write %s during the pageset repair: %s", d->name, errno_str(r));
+                /* Put the value back now rather than leaving the large one. */
+                (void) knob_write(root, d, current);
+                wanted = current;
         }
-        if (j && !had_entry && wanted == original && journal_remove(j, k.name))
-                (void) journal_save(j);
+        if (j) {
+                int q = !had_entry && wanted == original ? journal_drop(j, d) : journal_commit(j, d, wanted);
+                if (q < 0)
+                        log_warning_errno(q, "Failed to update the restore journal %s: %s; its intent still names the "
+                                             "value in place, ignoring",
+                                          j->file, errno_str(q));
+        }
         if (r < 0)
                 return r;
         log_notice("Pageset repair: %s %" PRId64 " -> %" PRId64 " -> %" PRId64 " to make the kernel recompute every pageset",
-                   k.name, original, large, wanted);
+                   d->name, current, large, wanted);
 
         snapshot_free(TAKE_PTR(s));
         r = snapshot_take(root, &s);

@@ -9,37 +9,32 @@
 #include "util.h"
 
 int pcp_knob_read(const char *root, PcpKnob *ret) {
-        static const struct {
-                const char *name;
-                const char *path;
-                bool writable;
-        } knobs[] = {
-                { SYSCTL_PCP_HIGH_FRACTION, SYSCTL_PCP_HIGH_FRACTION_PATH, true },
-                /* The pre-5.14 knob has another meaning (high = managed / fraction, batch
-                 * derived from it); pcptune reports it but never writes it. */
-                { SYSCTL_PCP_FRACTION, SYSCTL_PCP_FRACTION_PATH, false },
-        };
+        /* The pre-5.14 knob has another meaning (high = managed / fraction, batch
+         * derived from it); pcptune reports it but never writes it (not writable in the allowlist). */
+        static const KnobId knobs[] = { KNOB_PCP_HIGH_FRACTION, KNOB_PCP_FRACTION };
 
         if (!ret)
                 return -EINVAL;
 
         for (size_t i = 0; i < ELEMENTSOF(knobs); i++) {
+                const KnobDesc *d = knob_desc(knobs[i]);
                 int64_t v;
                 int r;
 
-                r = read_int64_at(root, knobs[i].path, &v);
+                r = read_int64_at(root, d->path, &v);
                 if (r == -ENOENT)
                         continue;
                 if (r < 0)
                         return r;
-                /* Both handlers reject negative values (proc_dointvec_minmax, min 0). */
-                if (v < 0 || v > INT32_MAX)
+                /* What the handler accepts (knob.h; -1 only with the contrib patch). */
+                if (!knob_value_valid(d, v))
                         return -EINVAL;
                 *ret = (PcpKnob) {
-                        .name = knobs[i].name,
-                        .path = knobs[i].path,
+                        .desc = d,
+                        .name = d->name,
+                        .path = d->path,
                         .value = v,
-                        .writable = knobs[i].writable,
+                        .writable = d->writable,
                 };
                 return 0;
         }

@@ -4,25 +4,18 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "knob.h"
+
 /*
  * The pcp sysctl of the running kernel (kernel.md §2.5):
  *  - vm.percpu_pagelist_high_fraction (5.14+): 0 or >= 8, writable;
  *  - vm.percpu_pagelist_fraction (< 5.14): different meaning; pcptune only reads it.
  */
 
-#define SYSCTL_PCP_HIGH_FRACTION "vm.percpu_pagelist_high_fraction"
-#define SYSCTL_PCP_FRACTION "vm.percpu_pagelist_fraction"
-#define SYSCTL_PCP_HIGH_FRACTION_PATH "/proc/sys/vm/percpu_pagelist_high_fraction"
-#define SYSCTL_PCP_FRACTION_PATH "/proc/sys/vm/percpu_pagelist_fraction"
-
-/* pcptune's contrib kernel patch 0002: the pcp batch scale cap at run time (0..6). */
-#define SYSCTL_PCP_BATCH_SCALE_MAX "vm.pcp_batch_scale_max"
-#define SYSCTL_PCP_BATCH_SCALE_MAX_PATH "/proc/sys/vm/pcp_batch_scale_max"
-
-/* Smallest non-zero value both handlers accept (MIN_PERCPU_PAGELIST_HIGH_FRACTION). */
-#define PCP_FRACTION_MIN 8
+/* Names, paths and ranges of the knobs: the allowlist in knob.h. */
 
 typedef struct PcpKnob {
+        const KnobDesc *desc; /* the allowlist row (NULL if neither exists) */
         const char *name;     /* one of the two names above, or NULL if neither exists */
         const char *path;     /* relative to the root prefix */
         int64_t value;
@@ -30,7 +23,7 @@ typedef struct PcpKnob {
 } PcpKnob;
 
 /* Read whichever of the two knobs exists below root (high_fraction first; name and
- * path point to the static strings above).  0, -ENOENT (neither), -EINVAL (not a
+ * path point to the allowlist row's strings).  0, -ENOENT (neither), -EINVAL (not a
  * number, or outside 0..INT32_MAX as no handler accepts it) or -errno of the read. */
 int pcp_knob_read(const char *root, PcpKnob *ret);
 

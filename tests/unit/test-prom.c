@@ -92,9 +92,9 @@ static void fake_init(Fake *f, const char *set) {
         f->status = (RuleStatus){ .policy = &f->policy, .rule = &f->rule, .verdict = RULE_HOST_MISMATCH };
         f->plan = (Plan){ .rules = &f->status, .n_rules = 1 };
         f->report = (ReportInput){ .snap = f->snap, .mv = &f->mv, .plan = &f->plan, .dry_run = true };
-        f->knob = (Knob){ .name = "vm.percpu_pagelist_high_fraction", .managed = true, .original = 0, .written = 1528 };
+        f->knob = (Knob){ .desc = knob_desc(KNOB_PCP_HIGH_FRACTION), .managed = true, .original = 0, .written = 1528 };
         f->kc = (KnobCounters){ .writes = 3, .restores = 2, .refused = 1 };
-        f->pk = (PromKnob){ .name = f->knob.name, .knob = &f->knob, .present = f->snap->has_knob,
+        f->pk = (PromKnob){ .name = f->knob.desc->name, .knob = &f->knob, .present = f->snap->has_knob,
                             .value = f->snap->knob.value, .has_target = true, .target = 1528, .counters = &f->kc };
         f->dc = (DaemonCounters){ .samples = 7, .last_sample_usec = 1500, .last_sample_realtime_usec = 1700000000123456,
                                   .reclaim_freed_bytes = UINT64_C(5000000000000) };

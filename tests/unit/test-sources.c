@@ -1099,7 +1099,7 @@ static void test_knob(void **state) {
 
                 assert_int_equal(pcp_knob_read(r, &k), 0);
                 assert_string_equal(k.name, SYSCTL_PCP_HIGH_FRACTION);
-                assert_string_equal(k.path, SYSCTL_PCP_HIGH_FRACTION_PATH);
+                assert_string_equal(k.path, knob_desc(KNOB_PCP_HIGH_FRACTION)->path);
                 assert_int_equal(k.value, 0);
                 assert_true(k.writable);
                 if (set_is_618(*set))
@@ -1115,7 +1115,7 @@ static void test_knob(void **state) {
         put_file(root, "proc/sys/vm/percpu_pagelist_fraction", "16\n");
         assert_int_equal(pcp_knob_read(root, &k), 0);
         assert_string_equal(k.name, SYSCTL_PCP_FRACTION);
-        assert_string_equal(k.path, SYSCTL_PCP_FRACTION_PATH);
+        assert_string_equal(k.path, knob_desc(KNOB_PCP_FRACTION)->path);
         assert_int_equal(k.value, 16);
         assert_false(k.writable);
         put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "8\n");
@@ -1125,7 +1125,14 @@ static void test_knob(void **state) {
         assert_true(k.writable);
         put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "abc\n");
         assert_int_equal(pcp_knob_read(root, &k), -EINVAL);
+        /* -1: pcptune's contrib patch 0001 (the allowlist's range); -2 and 1..7 no handler accepts. */
         put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "-1\n");
+        assert_int_equal(pcp_knob_read(root, &k), 0);
+        assert_int_equal(k.value, -1);
+        k.value = 8;
+        put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "-2\n");
+        assert_int_equal(pcp_knob_read(root, &k), -EINVAL);
+        put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "3\n");
         assert_int_equal(pcp_knob_read(root, &k), -EINVAL);
         assert_int_equal(k.value, 8);
         rm_tree(root);
@@ -1139,10 +1146,10 @@ static void test_sysctl_name_to_path(void **state) {
 
         (void) state;
         assert_int_equal(sysctl_name_to_path(SYSCTL_PCP_HIGH_FRACTION, &p), 0);
-        assert_string_equal(p, SYSCTL_PCP_HIGH_FRACTION_PATH);
+        assert_string_equal(p, knob_desc(KNOB_PCP_HIGH_FRACTION)->path);
         free(p);
         assert_int_equal(sysctl_name_to_path(SYSCTL_PCP_FRACTION, &p), 0);
-        assert_string_equal(p, SYSCTL_PCP_FRACTION_PATH);
+        assert_string_equal(p, knob_desc(KNOB_PCP_FRACTION)->path);
         free(p);
         assert_int_equal(sysctl_name_to_path("net.ipv4.conf.eth0/100.rp_filter", &p), 0);
         assert_string_equal(p, "/proc/sys/net/ipv4/conf/eth0.100/rp_filter");

@@ -1,0 +1,235 @@
+#!/bin/bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# Safety of the restore journal, the lock and the files pcptuned writes, on fake
+# roots (issue 9): crafted and untrusted journals, pcptunectl restore and --root,
+# crash points between the intent and the commit (a --enable-fault-injection
+# build; skipped otherwise), a full or read-only state directory, two daemons on
+# one root, FIFOs, temporary files left by a kill, symlinks out of the root.
+# Prints TAP.
+. "$(dirname "$0")/tap.sh"
+
+[ "$(id -u)" = 0 ] || tap_skip_all "needs root: policy files and journals must be owned by root"
+tmp=$(mktemp -d /tmp/pcptune-safety.XXXXXX)
+daemon_pid="" mounted=""
+cleanup() {
+	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
+	[ -n "$mounted" ] && umount "$mounted" 2>/dev/null
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+set_root() { rm -rf "$tmp/root"; cp -r "$FIXTURES/6.18.44-fc-live-smp2-24G/root" "$tmp/root"; chmod -R u+w "$tmp/root"; }
+F=proc/sys/vm/percpu_pagelist_high_fraction S=proc/sys/vm/pcp_batch_scale_max
+frac() { cat "$tmp/root/$F"; }
+frac_is() { [ "$(frac)" = "$1" ]; }
+scale_is() { [ "$(cat "$tmp/root/$S")" = "$1" ]; }
+policy_dir() { # name -> a root-owned 0644 copy of tests/policies/name
+	d=$tmp/pol-$1; rm -rf "$d"; mkdir -p "$d"
+	cp "$top_srcdir"/tests/policies/"$1"/*.yaml "$d"/ 2>/dev/null; chmod 0644 "$d"/* 2>/dev/null; echo "$d"
+}
+start_daemon() { # policy-dir [extra args]; env passes through (PCPTUNED_FAULT)
+	pd=$1; shift
+	"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$pd" --interval 200ms "$@" \
+		>>"$tmp/log" 2>&1 &
+	daemon_pid=$!
+}
+stop_daemon() { # signal
+	kill -"${1:-TERM}" "$daemon_pid" 2>/dev/null
+	wait "$daemon_pid" 2>/dev/null; rc=$?
+	daemon_pid=""
+	return $rc
+}
+log_has() { grep -q -- "$1" "$tmp/log"; }
+journal() { rm -f "$tmp/state/restore.json"; printf '%s' "$1" >"$tmp/state/restore.json"; chmod 0600 "$tmp/state/restore.json"; }
+minimum=$(policy_dir minimum) empty=$(policy_dir empty) thousand=$(policy_dir fraction1000) contrib=$(policy_dir contrib)
+
+# --- item 1: a journal entry aiming outside the allowlist is refused, and nothing is written.
+set_root; mkdir -p "$tmp/state" "$tmp/outside"; echo 77 >"$tmp/outside/file"; : >"$tmp/log"
+journal "{\"version\":1,\"root\":\"$tmp/root\",\"entries\":[{\"name\":\"vm.percpu_pagelist_high_fraction\",\"path\":\"/../outside/file\",\"original\":5,\"written\":77}]}"
+"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >"$tmp/out" 2>&1; rc=$?
+if [ $rc -ne 0 ] && [ "$(cat "$tmp/outside/file")" = 77 ] && grep -q "has path '/../outside/file', not /proc/sys/vm/percpu_pagelist_high_fraction" "$tmp/out"; then
+	tap_ok "crafted journal (path out of the root): pcptuned refuses it and writes nothing"
+else
+	tap_fail "crafted journal path" "rc=$rc file=$(cat "$tmp/outside/file")" "$(cat "$tmp/out")"
+fi
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" restore >"$tmp/out" 2>&1; rc=$?
+if [ $rc -ne 0 ] && [ "$(cat "$tmp/outside/file")" = 77 ] && grep -q "not /proc/sys/vm/percpu_pagelist_high_fraction" "$tmp/out"; then
+	tap_ok "crafted journal: pcptunectl restore refuses it too"
+else
+	tap_fail "crafted journal ctl" "rc=$rc file=$(cat "$tmp/outside/file")" "$(cat "$tmp/out")"
+fi
+for bad in '"original":-999,"written":1000' '"original":9223372036854775807,"written":1000' '"original":0,"written":1000,"next":3'; do
+	echo 1000 >"$tmp/root/$F"
+	journal "{\"version\":2,\"root\":\"$tmp/root\",\"entries\":[{\"name\":\"vm.percpu_pagelist_high_fraction\",$bad}]}"
+	"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >"$tmp/out" 2>&1; rc=$?
+	if [ $rc -ne 0 ] && frac_is 1000 && grep -q "is not a value the kernel accepts" "$tmp/out"; then
+		tap_ok "journal with {$bad} is refused; the knob keeps 1000"
+	else
+		tap_fail "journal range {$bad}" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"
+	fi
+done
+journal "{\"version\":2,\"root\":\"$tmp/root\",\"entries\":[{\"name\":\"kernel.core_pattern\",\"original\":0,\"written\":1}]}"
+"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >"$tmp/out" 2>&1; rc=$?
+[ $rc -ne 0 ] && grep -q "names 'kernel.core_pattern', which is not a knob pcptune manages" "$tmp/out" &&
+	tap_ok "a journal naming a knob outside the allowlist is refused" || tap_fail "journal unknown knob" "$(cat "$tmp/out")"
+
+# --- item 1: owner and mode of the journal and its directory.
+good="{\"version\":2,\"root\":\"$tmp/root\",\"entries\":[{\"name\":\"vm.percpu_pagelist_high_fraction\",\"original\":0,\"written\":1000}]}"
+try_journal() { # name expected-message setup...
+	name=$1 want=$2; shift 2
+	echo 1000 >"$tmp/root/$F"; journal "$good"; "$@"
+	"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >"$tmp/out" 2>&1; rc=$?
+	if [ $rc -ne 0 ] && frac_is 1000 && grep -q -- "$want" "$tmp/out"; then tap_ok "$name"; else
+		tap_fail "$name" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"; fi
+	chmod 0755 "$tmp/state"; chown root:root "$tmp/state"
+}
+try_journal "a journal with mode 0666 is refused" "is writable by group or others (mode 0666)" chmod 0666 "$tmp/state/restore.json"
+try_journal "a journal owned by nobody is refused" "is owned by uid 65534, not root" chown 65534 "$tmp/state/restore.json"
+try_journal "a journal in a 0777 directory is refused" "which is writable by group or others" chmod 0777 "$tmp/state"
+journal "$good"
+"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >"$tmp/out" 2>&1; rc=$?
+[ $rc -eq 0 ] && frac_is 0 && tap_ok "the same journal, root-owned 0600: restored (1000 -> 0)" || tap_fail "good journal" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"
+
+# --- items 6 and 12: pcptunectl restore honours --root; "R" and "R/" are one root.
+set_root; rm -rf "$tmp/state"; : >"$tmp/log"
+start_daemon "$thousand"; wait_for 50 frac_is 1000; stop_daemon KILL
+"$PCPTUNECTL" --state-dir "$tmp/state" restore >"$tmp/out" 2>&1; rc=$?
+if [ $rc -ne 0 ] && frac_is 1000 && grep -q "belongs to root $tmp/root, not /: pass --root $tmp/root" "$tmp/out"; then
+	tap_ok "pcptunectl restore without --root refuses a journal of another root"
+else
+	tap_fail "ctl restore root" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"
+fi
+"$PCPTUNECTL" --root "$tmp/root/" --state-dir "$tmp/state" restore >"$tmp/out" 2>&1; rc=$?
+[ $rc -eq 0 ] && frac_is 0 && [ ! -e "$tmp/state/restore.json" ] && tap_ok "pcptunectl --root R/ restore restores a journal of --root R" ||
+	tap_fail "ctl restore --root R/" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"
+start_daemon "$thousand"; wait_for 50 frac_is 1000; stop_daemon KILL
+"$PCPTUNED" --once --root "$tmp/root//" --state-dir "$tmp/state" --policy-dir "$empty" >"$tmp/out" 2>&1; rc=$?
+[ $rc -eq 0 ] && frac_is 0 && tap_ok "pcptuned --root R// restores the crash journal of --root R" || tap_fail "root normalised" "rc=$rc" "$(cat "$tmp/out")"
+
+# --- item 5: one daemon per root, whatever the state directory.
+set_root; rm -rf "$tmp/state" "$tmp/state2"; : >"$tmp/log"
+start_daemon "$thousand"; wait_for 50 frac_is 1000
+"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state2" --policy-dir "$minimum" --once >"$tmp/out" 2>&1; rc=$?
+if [ $rc -ne 0 ] && grep -q "Another pcptuned (pid $daemon_pid) is running on root $tmp/root" "$tmp/out" && frac_is 1000 &&
+	[ -e "$tmp/root/run/pcptune/pcptuned.lock" ]; then
+	tap_ok "a second daemon on the same root with another --state-dir exits; the lock is <root>/run/pcptune/pcptuned.lock"
+else
+	tap_fail "two daemons" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"
+fi
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state2" restore >"$tmp/out" 2>&1; rc=$?
+[ $rc -ne 0 ] && grep -q "is running on root" "$tmp/out" && tap_ok "pcptunectl restore refuses while a daemon runs on the root" ||
+	tap_fail "ctl restore while running" "$(cat "$tmp/out")"
+stop_daemon TERM
+frac_is 0 && tap_ok "the first daemon still restores its original (0) at exit" || tap_fail "first daemon restore" "fraction $(frac)"
+
+# --- item 10: temporary files a killed run left are removed at the next start (ours only).
+set_root; rm -rf "$tmp/state"; mkdir -p "$tmp/state"; : >"$tmp/log"
+: >"$tmp/state/status.json.tmpAb3dEf"; : >"$tmp/state/restore.json.tmpXy12Z9"; : >"$tmp/state/restore.json.tmp-keep-me"
+start_daemon "$empty"; wait_for 50 log_has "started"; sleep 0.3; stop_daemon TERM
+if [ ! -e "$tmp/state/status.json.tmpAb3dEf" ] && [ ! -e "$tmp/state/restore.json.tmpXy12Z9" ] && [ -e "$tmp/state/restore.json.tmp-keep-me" ]; then
+	tap_ok "stale status.json.tmp* and restore.json.tmp* are removed at start"
+else
+	tap_fail "tmp cleanup" "$(ls -a "$tmp/state")"
+fi
+
+# --- item 7: FIFOs where kernel files should be never block the loop.
+set_root; rm -rf "$tmp/state"; : >"$tmp/log"
+rm -f "$tmp/root/proc/zoneinfo"; mkfifo "$tmp/root/proc/zoneinfo"
+start=$(date +%s)
+timeout 20 "$PCPTUNED" --dry-run --once --root "$tmp/root" --policy-dir "$minimum" >"$tmp/out" 2>&1; rc=$?
+if [ $rc -ne 124 ] && [ $(($(date +%s) - start)) -lt 10 ] && grep -q "Not a regular file" "$tmp/out"; then
+	tap_ok "a FIFO as zoneinfo: --once returns at once (rc $rc): not a regular file"
+else
+	tap_fail "FIFO zoneinfo" "rc=$rc" "$(cat "$tmp/out")"
+fi
+set_root; rm -f "$tmp/root/$F"; mkfifo "$tmp/root/$F"
+start_daemon "$minimum"; sleep 1
+kill -TERM "$daemon_pid"
+if wait_for 50 sh -c "! grep -q '^State:.*[RS]' /proc/$daemon_pid/status 2>/dev/null"; then tap_ok "a FIFO as the sysctl: the daemon runs and stops on SIGTERM"; else
+	tap_fail "FIFO sysctl: SIGTERM not handled" "$(cat "$tmp/log")"; fi
+stop_daemon KILL
+
+# --- item 11: writes under a fake root never follow a symlink out of it, never empty the file first.
+set_root; rm -rf "$tmp/state"; mkdir -p "$tmp/outside"; echo precious >"$tmp/outside/victim"
+rm -f "$tmp/root/$F"; ln -s "$tmp/outside/victim" "$tmp/root/$F"
+"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$thousand" >"$tmp/out" 2>&1
+[ "$(cat "$tmp/outside/victim")" = precious ] && tap_ok "a symlinked sysctl pointing out of the root is not written through" ||
+	tap_fail "symlink escape" "$(cat "$tmp/outside/victim")" "$(cat "$tmp/out")"
+
+# --- item 3: a full state directory (tmpfs) and a read-only one: no write without a saved intent.
+set_root; rm -rf "$tmp/state"; mkdir -p "$tmp/state"; : >"$tmp/log"
+if mount -t tmpfs -o size=16k,mode=0755 pcptune-test-9 "$tmp/state" 2>/dev/null; then
+	mounted=$tmp/state
+	start_daemon "$thousand"; wait_for 50 frac_is 1000
+	dd if=/dev/zero of="$tmp/state/fill" bs=1k count=64 2>/dev/null
+	cp "$minimum"/*.yaml "$thousand"/ && rm -f "$thousand/50-fraction.yaml"; kill -HUP "$daemon_pid"
+	if wait_for 50 log_has "Failed to record vm.percpu_pagelist_high_fraction in the restore journal" && frac_is 1000; then
+		tap_ok "ENOSPC while saving the intent: the knob is not written (stays 1000)"
+	else
+		tap_fail "ENOSPC" "fraction $(frac)" "$(cat "$tmp/log")"
+	fi
+	stop_daemon KILL; rm -f "$tmp/state/fill"
+	start_daemon "$empty"; wait_for 50 frac_is 0; stop_daemon TERM
+	frac_is 0 && [ ! -e "$tmp/state/restore.json" ] && tap_ok "after ENOSPC and SIGKILL the next start restores the original" ||
+		tap_fail "ENOSPC restore" "fraction $(frac)" "$(cat "$tmp/log")"
+	thousand=$(policy_dir fraction1000); : >"$tmp/log"
+	start_daemon "$thousand"; wait_for 50 frac_is 1000
+	mount -o remount,ro "$tmp/state"
+	cp "$minimum"/*.yaml "$thousand"/ && rm -f "$thousand/50-fraction.yaml"; kill -HUP "$daemon_pid"
+	wait_for 50 log_has "Read-only file system"; sleep 0.3
+	frac_is 1000 && tap_ok "read-only state directory: the knob is not written (stays 1000)" || tap_fail "read-only" "fraction $(frac)" "$(cat "$tmp/log")"
+	stop_daemon KILL; mount -o remount,rw "$tmp/state"
+	start_daemon "$empty"; wait_for 50 frac_is 0; stop_daemon TERM
+	frac_is 0 && tap_ok "after the read-only state directory and SIGKILL: restored" || tap_fail "ro restore" "fraction $(frac)"
+	umount "$tmp/state"; mounted=""
+	thousand=$(policy_dir fraction1000)
+else
+	tap_ok "# SKIP tmpfs not mountable here"
+fi
+
+# --- item 2: crash points between intent, write and commit (--enable-fault-injection builds).
+if grep -q "define ENABLE_FAULT_INJECTION 1" "$top_builddir/config.h" 2>/dev/null; then
+	# Wait for the daemon to exit by itself (it must reach the fault point), at most 20 s.
+	wait_exit() {
+		( sleep 20; kill -9 "$daemon_pid" 2>/dev/null ) & local guard=$!
+		wait "$daemon_pid" 2>/dev/null; rc=$?
+		kill "$guard" 2>/dev/null; wait "$guard" 2>/dev/null
+		daemon_pid=""
+		return $rc
+	}
+	crash_and_restore() { # name point policy-first [policy-second]
+		local name=$1 fp=$2 first=$3 second=${4:-} killed at live=$tmp/pol-fault
+		set_root; rm -rf "$tmp/state"; : >"$tmp/log"
+		mkdir -p "$tmp/root/.pcptune"; echo 1 >"$tmp/root/.pcptune/fraction-floor"; echo 5 >"$tmp/root/$S"
+		rm -rf "$live"; cp -r "$first" "$live"
+		PCPTUNED_FAULT=$fp start_daemon "$live"
+		if [ -n "$second" ]; then
+			wait_for 50 frac_is 1000; rm -f "$live"/*.yaml; cp "$second"/*.yaml "$live"/; kill -HUP "$daemon_pid"
+		fi
+		wait_exit; killed=$?
+		at="fraction $(frac), batch_scale_max $(cat "$tmp/root/$S")"
+		# The next start (a one-shot: it restores the crash journal, applies nothing, exits).
+		"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >>"$tmp/log" 2>&1
+		if [ $killed -eq 137 ] && log_has "fault injection: exiting at ${fp%%:*}" && frac_is 0 && scale_is 5 && [ ! -e "$tmp/state/restore.json" ]; then
+			tap_ok "$name: killed at $fp ($at), the next start restores 0 and 5"
+		else
+			tap_fail "$name: killed at $fp" "rc=$killed at $at; now fraction $(frac) scale $(cat "$tmp/root/$S")" "$(cat "$tmp/log")"
+		fi
+	}
+	for point in after-intent after-write after-commit; do
+		crash_and_restore "first write 0 -> 1000" "$point" "$thousand"
+		crash_and_restore "second write 1000 -> minimum (W1 -> W2)" "$point:2" "$thousand" "$contrib"
+		crash_and_restore "second knob (batch_scale_max 5 -> 2)" "$point:2" "$contrib"
+	done
+	rm -f "$tmp/root/.pcptune/fraction-floor"
+	# A crash while restoring: the original is in place, the journal still there; the next start finishes.
+	set_root; rm -rf "$tmp/state"; : >"$tmp/log"
+	start_daemon "$thousand"; wait_for 50 frac_is 1000; stop_daemon KILL
+	PCPTUNED_FAULT=after-restore start_daemon "$empty"; wait_exit; killed=$?
+	"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >>"$tmp/log" 2>&1
+	[ $killed -eq 137 ] && frac_is 0 && [ ! -e "$tmp/state/restore.json" ] && tap_ok "killed right after restoring: the next start finds it done" ||
+		tap_fail "after-restore" "rc=$killed fraction $(frac)" "$(cat "$tmp/log")"
+else
+	tap_ok "# SKIP crash points: this build has no --enable-fault-injection (tests/run-all's ASan build does)"
+fi
+
+tap_done

@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The restore journal and the knob actuator (journal.c, act-sysctl.c, knob.c)
+ * on temporary state directories and fake roots: the allowlist, validation of
+ * crafted journals, ownership and mode, version-1 journals, intents, and
+ * memory that stays equal to the file when a save fails (issue 9 items 1-3, 6).
+ */
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <sys/stat.h>
+
+#include "test-helpers.h"
+
+#include "act-sysctl.h"
+#include "journal.h"
+#include "knob.h"
+#include "log.h"
+#include "util.h"
+
+#define FRACTION_PATH "/proc/sys/vm/percpu_pagelist_high_fraction"
+#define SCALE_PATH "/proc/sys/vm/pcp_batch_scale_max"
+
+static char *mktmp(void) {
+        char *d = strdup("/tmp/pcptune-test-journal.XXXXXX");
+        assert_non_null(mkdtemp(d));
+        return d;
+}
+
+static void rm_rf(const char *d) {
+        char *cmd;
+        assert_true(asprintf(&cmd, "rm -rf '%s'", d) > 0);
+        assert_int_equal(system(cmd), 0);
+        free(cmd);
+}
+
+static void put(const char *root, const char *path, const char *text) {
+        char *p;
+        assert_true(asprintf(&p, "%s%s", root, path) > 0);
+        assert_int_equal(write_file_atomic(p, text, strlen(text), 0600), 0);
+        free(p);
+}
+
+static int64_t value(const char *root, const char *path) {
+        int64_t v;
+        assert_int_equal(read_int64_at(root, path, &v), 0);
+        return v;
+}
+
+static void set_value(const char *root, const char *path, int64_t v) {
+        char buf[32];
+        snprintf(buf, sizeof buf, "%" PRId64 "\n", v);
+        assert_int_equal(write_file_at(root, path, buf), 0);
+}
+
+/* A fake root with both writable knobs, and a file outside /proc/sys a bad journal would aim at. */
+static char *fake_root(void) {
+        char *d = mktmp(), *p;
+        assert_true(asprintf(&p, "%s/proc/sys/vm", d) > 0);
+        assert_int_equal(mkdir_p(p, 0755), 0);
+        free(p);
+        assert_true(asprintf(&p, "%s/some", d) > 0);
+        assert_int_equal(mkdir_p(p, 0755), 0);
+        free(p);
+        put(d, FRACTION_PATH, "0\n");
+        put(d, SCALE_PATH, "5\n");
+        put(d, "/some/file", "precious\n");
+        return d;
+}
+
+static const KnobDesc *fraction(void) {
+        return knob_desc(KNOB_PCP_HIGH_FRACTION);
+}
+
+static const KnobDesc *scale(void) {
+        return knob_desc(KNOB_PCP_BATCH_SCALE_MAX);
+}
+
+static void test_allowlist(void **state) {
+        assert_ptr_equal(knob_desc_by_name("vm.percpu_pagelist_high_fraction"), fraction());
+        assert_string_equal(fraction()->path, FRACTION_PATH);
+        assert_ptr_equal(knob_desc_by_name("vm.pcp_batch_scale_max"), scale());
+        /* Read-only or unknown knobs are not in the writable allowlist. */
+        assert_null(knob_desc_by_name("vm.percpu_pagelist_fraction"));
+        assert_null(knob_desc_by_name("kernel.core_pattern"));
+        assert_null(knob_desc_by_name(""));
+        assert_null(knob_desc_by_name(NULL));
+        /* Ranges: the handler's. */
+        assert_true(knob_value_valid(fraction(), 0));
+        assert_true(knob_value_valid(fraction(), -1));
+        assert_true(knob_value_valid(fraction(), 8));
+        assert_true(knob_value_valid(fraction(), INT_MAX));
+        assert_false(knob_value_valid(fraction(), 7));
+        assert_false(knob_value_valid(fraction(), 1));
+        assert_false(knob_value_valid(fraction(), -999));
+        assert_false(knob_value_valid(fraction(), INT64_MAX));
+        assert_false(knob_value_valid(fraction(), (int64_t) INT_MAX + 1));
+        assert_true(knob_value_valid(scale(), 0));
+        assert_true(knob_value_valid(scale(), 6));
+        assert_false(knob_value_valid(scale(), 7));
+        assert_false(knob_value_valid(scale(), -1));
+}
+
+static void test_roundtrip(void **state) {
+        char *d = mktmp(), err[512];
+        Journal *j = journal_new(d, "/some/root"), *k = NULL;
+
+        assert_non_null(j);
+        assert_int_equal(journal_load(d, &k, err, sizeof err), -ENOENT);
+        assert_int_equal(journal_intent(j, fraction(), 0, 0, 4509), 0);
+        assert_int_equal(journal_intent(j, scale(), 5, 5, 2), 0);
+        assert_int_equal(journal_commit(j, scale(), 2), 0);
+        assert_int_equal(journal_load(d, &k, err, sizeof err), 0);
+        assert_string_equal(k->root, "/some/root");
+        assert_int_equal(k->n_entries, 2);
+        const JournalEntry *e = journal_find(k, fraction());
+        assert_non_null(e);
+        assert_int_equal(e->original, 0);
+        assert_int_equal(e->written, 0);
+        assert_true(e->has_next);
+        assert_int_equal(e->next, 4509);
+        assert_true(journal_entry_holds(e, 0));
+        assert_true(journal_entry_holds(e, 4509));
+        assert_false(journal_entry_holds(e, 100));
+        e = journal_find(k, scale());
+        assert_non_null(e);
+        assert_int_equal(e->written, 2);
+        assert_false(e->has_next);
+        journal_free(k);
+
+        /* Values outside a knob's range are never recorded. */
+        assert_int_equal(journal_intent(j, fraction(), -999, 0, 10), -EINVAL);
+        assert_int_equal(journal_intent(j, scale(), 5, 5, 7), -EINVAL);
+        assert_int_equal(journal_commit(j, knob_desc(KNOB_PCP_FRACTION), 10), -EINVAL);
+
+        assert_int_equal(journal_drop(j, fraction()), 0);
+        assert_int_equal(journal_drop(j, fraction()), 0);
+        assert_int_equal(journal_drop(j, scale()), 0);
+        assert_int_equal(journal_load(d, &k, err, sizeof err), -ENOENT); /* empty: the file goes away */
+        journal_free(j);
+        rm_rf(d);
+        free(d);
+}
+
+/* Journals crafted as in issue 9 item 1: every one refused, nothing written, and the reason says why. */
+static void test_crafted(void **state) {
+        static const struct {
+                const char *text;
+                int error;
+                const char *reason;
+        } cases[] = {
+                { "{\"version\":1,\"root\":\"/\",\"entries\":[{\"name\":\"vm.percpu_pagelist_high_fraction\","
+                  "\"path\":\"/../../../../some/file\",\"original\":5,\"written\":77}]}",
+                  -EINVAL, "has path '/../../../../some/file', not /proc/sys/vm/percpu_pagelist_high_fraction" },
+                { "{\"version\":1,\"root\":\"/\",\"entries\":[{\"name\":\"kernel.core_pattern\","
+                  "\"path\":\"/proc/sys/kernel/core_pattern\",\"original\":0,\"written\":1}]}",
+                  -EINVAL, "names 'kernel.core_pattern', which is not a knob pcptune manages" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[{\"name\":\"vm.percpu_pagelist_fraction\","
+                  "\"original\":0,\"written\":100}]}",
+                  -EINVAL, "not a knob pcptune manages" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[{\"name\":\"vm.percpu_pagelist_high_fraction\","
+                  "\"original\":-999,\"written\":100}]}",
+                  -EINVAL, "original -999 is not a value the kernel accepts" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[{\"name\":\"vm.percpu_pagelist_high_fraction\","
+                  "\"original\":9223372036854775807,\"written\":100}]}",
+                  -EINVAL, "original 9223372036854775807 is not a value" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[{\"name\":\"vm.percpu_pagelist_high_fraction\","
+                  "\"original\":0,\"written\":100,\"next\":3}]}",
+                  -EINVAL, "next 3 is not a value" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[{\"name\":\"vm.pcp_batch_scale_max\","
+                  "\"original\":99,\"written\":2}]}",
+                  -EINVAL, "original 99" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[{\"name\":\"vm.percpu_pagelist_high_fraction\","
+                  "\"original\":0,\"written\":100},{\"name\":\"vm.percpu_pagelist_high_fraction\",\"original\":8,"
+                  "\"written\":100}]}",
+                  -EINVAL, "appears twice" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[{\"name\":\"vm.percpu_pagelist_high_fraction\","
+                  "\"original\":\"0\",\"written\":100}]}",
+                  -EINVAL, "lacks an integer original" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[{\"name\":\"vm.\\u001b[2Jx\",\"original\":0,\"written\":1}]}",
+                  -EINVAL, "names 'vm.\\x1b[2Jx'" },
+                { "{\"version\":2,\"root\":\"relative\",\"entries\":[]}", -EINVAL, "is not an absolute path" },
+                { "{\"version\":2,\"root\":\"/a\\nb\",\"entries\":[]}", -EINVAL, "root '/a\\x0ab' holds control" },
+                { "{\"version\":3,\"root\":\"/\",\"entries\":[]}", -EINVAL, "version missing or not 1..2" },
+                { "{\"root\":\"/\",\"entries\":[]}", -EINVAL, "version missing" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":{}}", -EINVAL, "has no entries array" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[1]}", -EINVAL, "entry 1 is not an object" },
+                { "[]", -EINVAL, "is not a JSON object" },
+                { "{\"version\":2,", -EINVAL, "is not a JSON object" },
+        };
+        char *d = mktmp(), *root = fake_root(), err[512];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Journal *j = NULL;
+                put(d, "/" JOURNAL_FILE, cases[i].text);
+                int r = journal_load(d, &j, err, sizeof err);
+                if (r != cases[i].error || !strstr(err, cases[i].reason))
+                        fail_msg("case %zu: r=%d err='%s', want %d '%s'", i, r, err, cases[i].error, cases[i].reason);
+                assert_null(j);
+        }
+        /* A NUL inside, and a journal far larger than any we write. */
+        char *f;
+        assert_true(asprintf(&f, "%s/" JOURNAL_FILE, d) > 0);
+        assert_int_equal(write_file_atomic(f, "{\"version\":2}\0{}", 16, 0600), 0);
+        Journal *j = NULL;
+        assert_int_equal(journal_load(d, &j, err, sizeof err), -EINVAL);
+        assert_non_null(strstr(err, "NUL"));
+        size_t big = 1024 * 1024;
+        char *text = malloc(big);
+        memset(text, ' ', big);
+        assert_int_equal(write_file_atomic(f, text, big, 0600), 0);
+        free(text);
+        assert_int_equal(journal_load(d, &j, err, sizeof err), -EINVAL);
+        assert_non_null(strstr(err, "larger than"));
+        free(f);
+        char *content = NULL;
+        assert_int_equal(read_file_at(root, "/some/file", 100, &content, NULL), 0);
+        assert_string_equal(content, "precious\n");
+        free(content);
+        rm_rf(d);
+        rm_rf(root);
+        free(d);
+        free(root);
+}
+
+/* A version-1 journal (the previous release's) still loads and restores. */
+static void test_version1(void **state) {
+        char *d = mktmp(), *root = fake_root(), err[512], *text;
+        Journal *j = NULL;
+
+        assert_true(asprintf(&text,
+                             "{ \"entries\": [ { \"name\": \"vm.percpu_pagelist_high_fraction\", \"path\": "
+                             "\"/proc/sys/vm/percpu_pagelist_high_fraction\", \"original\": 0, \"written\": 4509 }, "
+                             "{ \"name\": \"vm.pcp_batch_scale_max\", \"path\": \"/proc/sys/vm/pcp_batch_scale_max\", "
+                             "\"original\": 5, \"written\": 2 } ], \"version\": 1, \"pid\": 1234, \"root\": \"%s\" }",
+                             root) > 0);
+        put(d, "/" JOURNAL_FILE, text);
+        free(text);
+        assert_int_equal(journal_load(d, &j, err, sizeof err), 0);
+        assert_int_equal(j->n_entries, 2);
+        assert_string_equal(j->root, root);
+        assert_false(j->entries[0].has_next);
+        set_value(root, FRACTION_PATH, 4509);
+        set_value(root, SCALE_PATH, 2);
+        assert_int_equal(journal_restore(j, root, "test"), 2);
+        assert_int_equal(value(root, FRACTION_PATH), 0);
+        assert_int_equal(value(root, SCALE_PATH), 5);
+        journal_free(j);
+        assert_int_equal(journal_load(d, &j, err, sizeof err), -ENOENT);
+        rm_rf(d);
+        rm_rf(root);
+        free(d);
+        free(root);
+}
+
+/* Item 1: a journal someone else could have written is refused with a clear reason. */
+static void test_trust(void **state) {
+        char *d = mktmp(), *f, err[512];
+        const char *good = "{\"version\":2,\"root\":\"/\",\"entries\":[]}";
+        Journal *j = NULL;
+
+        assert_true(asprintf(&f, "%s/" JOURNAL_FILE, d) > 0);
+        put(d, "/" JOURNAL_FILE, good);
+        assert_int_equal(journal_load(d, &j, err, sizeof err), 0);
+        j = journal_free(j);
+
+        assert_int_equal(chmod(f, 0666), 0);
+        assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
+        assert_non_null(strstr(err, "is writable by group or others (mode 0666)"));
+        assert_int_equal(chmod(f, 0620), 0);
+        assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
+        assert_int_equal(chmod(f, 0644), 0);
+        assert_int_equal(journal_load(d, &j, err, sizeof err), 0);
+        j = journal_free(j);
+
+        if (geteuid() == 0) {
+                assert_int_equal(chown(f, 65534, 65534), 0);
+                assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
+                assert_non_null(strstr(err, "is owned by uid 65534, not root"));
+                assert_int_equal(chown(f, 0, 0), 0);
+        }
+
+        /* A directory anyone can write to (not sticky): the file may have been swapped in. */
+        assert_int_equal(chmod(d, 0777), 0);
+        assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
+        assert_non_null(strstr(err, "which is writable by group or others"));
+        assert_int_equal(chmod(d, 01777), 0);
+        assert_int_equal(journal_load(d, &j, err, sizeof err), 0);
+        j = journal_free(j);
+        assert_int_equal(chmod(d, 0700), 0);
+
+        /* A symlink or a FIFO in its place. */
+        assert_int_equal(unlink(f), 0);
+        assert_int_equal(symlink("/etc/hostname", f), 0);
+        assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
+        assert_non_null(strstr(err, "symbolic link"));
+        assert_int_equal(unlink(f), 0);
+        assert_int_equal(mkfifo(f, 0600), 0);
+        assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
+        assert_non_null(strstr(err, "not a regular file"));
+        free(f);
+        rm_rf(d);
+        free(d);
+}
+
+static void test_knob_apply_release(void **state) {
+        char *root = fake_root(), *sd = mktmp(), err[512];
+        Journal *j = journal_new(sd, root), *loaded = NULL;
+        Knob k = { .desc = fraction() };
+        ChangeReason why = { "p", "r", "test", false };
+        int64_t old;
+
+        assert_int_equal(knob_apply(&k, root, j, false, 4509, &why, &old), KNOB_WRITTEN);
+        assert_int_equal(old, 0);
+        assert_int_equal(value(root, FRACTION_PATH), 4509);
+        assert_true(k.managed);
+        assert_int_equal(k.original, 0);
+        /* Committed after the write: original 0, written 4509, no intent left. */
+        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), 0);
+        assert_int_equal(loaded->entries[0].original, 0);
+        assert_int_equal(loaded->entries[0].written, 4509);
+        assert_false(loaded->entries[0].has_next);
+        journal_free(loaded);
+
+        assert_int_equal(knob_apply(&k, root, j, false, 4509, &why, NULL), KNOB_NOOP);
+        assert_int_equal(knob_apply(&k, root, j, false, 2000, &why, NULL), KNOB_WRITTEN);
+        assert_int_equal(k.original, 0);
+        /* Outside the allowlist's range, or a value the kernel rejects: refused before anything. */
+        assert_int_equal(knob_apply(&k, root, j, false, (int64_t) INT_MAX + 1, &why, NULL), -ERANGE);
+        assert_int_equal(knob_apply(&k, root, j, false, 5, &why, NULL), -ERANGE);
+        assert_int_equal(value(root, FRACTION_PATH), 2000);
+
+        assert_int_equal(knob_release(&k, root, j, false, "stop"), KNOB_RESTORED);
+        assert_int_equal(value(root, FRACTION_PATH), 0);
+        assert_false(k.managed);
+        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
+
+        /* The administrator wins: changed behind our back, we stop and do not restore. */
+        assert_int_equal(knob_apply(&k, root, j, false, 300, &why, NULL), KNOB_WRITTEN);
+        set_value(root, FRACTION_PATH, 1000);
+        assert_int_equal(knob_apply(&k, root, j, false, 300, &why, NULL), KNOB_ADMIN);
+        assert_true(k.admin_override);
+        assert_int_equal(value(root, FRACTION_PATH), 1000);
+        assert_int_equal(knob_apply(&k, root, j, false, 300, &why, NULL), KNOB_ADMIN);
+        assert_int_equal(knob_release(&k, root, j, false, "stop"), KNOB_NOOP);
+        assert_int_equal(value(root, FRACTION_PATH), 1000);
+        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
+
+        /* Dry-run never writes and never journals. */
+        Knob dr = { .desc = fraction() };
+        assert_int_equal(knob_apply(&dr, root, NULL, true, 8, &why, NULL), KNOB_WOULD_WRITE);
+        assert_int_equal(value(root, FRACTION_PATH), 1000);
+        assert_false(dr.managed);
+
+        /* A failing write (missing file) leaves nothing in the journal. */
+        Knob m = { .desc = scale() };
+        char *p;
+        assert_true(asprintf(&p, "%s" SCALE_PATH, root) > 0);
+        assert_int_equal(unlink(p), 0);
+        assert_int_equal(knob_apply(&m, root, j, false, 2, &why, NULL), -ENOENT);
+        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
+        assert_int_equal(j->n_entries, 0);
+        /* A write the kernel refuses (a FIFO here) after the intent: the intent is dropped again. */
+        assert_int_equal(mkfifo(p, 0644), 0);
+        assert_true(knob_apply(&m, root, j, false, 2, &why, NULL) < 0);
+        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
+        free(p);
+
+        /* A read-only knob of the allowlist is never written. */
+        Knob ro = { .desc = knob_desc(KNOB_PCP_FRACTION) };
+        assert_int_equal(knob_apply(&ro, root, j, false, 100, &why, NULL), -EPERM);
+
+        journal_free(j);
+        rm_rf(root);
+        rm_rf(sd);
+        free(root);
+        free(sd);
+}
+
+static void test_restore(void **state) {
+        char *root = fake_root(), *sd = mktmp(), err[512];
+        Journal *j = journal_new(sd, root), *loaded = NULL;
+
+        /* Still ours: restored.  Changed since: left alone. */
+        set_value(root, FRACTION_PATH, 4509);
+        assert_int_equal(journal_intent(j, fraction(), 0, 4509, 4509), 0);
+        assert_int_equal(journal_commit(j, fraction(), 4509), 0);
+        assert_int_equal(journal_restore(j, root, "test"), 1);
+        assert_int_equal(value(root, FRACTION_PATH), 0);
+        assert_int_equal(j->n_entries, 0);
+
+        set_value(root, FRACTION_PATH, 777);
+        assert_int_equal(journal_intent(j, fraction(), 0, 4509, 2000), 0);
+        assert_int_equal(journal_restore(j, root, "test"), 0);
+        assert_int_equal(value(root, FRACTION_PATH), 777);
+        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
+
+        /* Item 2: an intent W1 -> W2, killed before the write (W1) or after it (W2): both restored. */
+        for (int64_t at = 0; at < 2; at++) {
+                set_value(root, FRACTION_PATH, at == 0 ? 1000 : 2000);
+                assert_int_equal(journal_intent(j, fraction(), 0, 1000, 2000), 0);
+                assert_int_equal(journal_load(sd, &loaded, err, sizeof err), 0);
+                assert_int_equal(journal_restore(loaded, root, "test"), 1);
+                assert_int_equal(value(root, FRACTION_PATH), 0);
+                loaded = journal_free(loaded);
+                journal_clear(j);
+        }
+        /* Nothing written yet when killed (original = written): nothing to do, the journal goes. */
+        set_value(root, SCALE_PATH, 5);
+        assert_int_equal(journal_intent(j, scale(), 5, 5, 2), 0);
+        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), 0);
+        assert_int_equal(journal_restore(loaded, root, "test"), 0);
+        assert_int_equal(value(root, SCALE_PATH), 5);
+        assert_int_equal(loaded->n_entries, 0);
+        loaded = journal_free(loaded);
+        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
+
+        journal_free(j);
+        rm_rf(root);
+        rm_rf(sd);
+        free(root);
+        free(sd);
+}
+
+/*
+ * Item 3: a save that fails (ENOSPC, a read-only or vanished state directory) leaves the journal in memory
+ * equal to the file, so a later save for another knob cannot record a value that was never written.
+ */
+static void test_failed_save(void **state) {
+        char *root = fake_root(), *sd = mktmp(), *gone, err[512];
+        Journal *j = journal_new(sd, root), *loaded = NULL;
+        Knob pcp = { .desc = fraction() }, sc = { .desc = scale() };
+        ChangeReason why = { "p", "r", "test", false };
+
+        assert_int_equal(knob_apply(&pcp, root, j, false, 1000, &why, NULL), KNOB_WRITTEN);
+        /* The state directory goes away: every save fails. */
+        assert_true(asprintf(&gone, "%s.away", sd) > 0);
+        assert_int_equal(rename(sd, gone), 0);
+        assert_true(knob_apply(&pcp, root, j, false, 2000, &why, NULL) < 0);
+        assert_int_equal(value(root, FRACTION_PATH), 1000); /* no write without a saved intent */
+        assert_int_equal(pcp.written, 1000);
+        const JournalEntry *e = journal_find(j, fraction());
+        assert_non_null(e);
+        assert_int_equal(e->written, 1000);
+        assert_false(e->has_next);
+        assert_true(knob_apply(&sc, root, j, false, 2, &why, NULL) < 0);
+        assert_null(journal_find(j, scale()));
+        assert_int_equal(value(root, SCALE_PATH), 5);
+        /* Space again: the other knob's save writes the first one's true value. */
+        assert_int_equal(rename(gone, sd), 0);
+        assert_int_equal(knob_apply(&sc, root, j, false, 2, &why, NULL), KNOB_WRITTEN);
+        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), 0);
+        e = journal_find(loaded, fraction());
+        assert_non_null(e);
+        assert_int_equal(e->written, 1000);
+        /* As after a SIGKILL now: the next start restores both originals. */
+        assert_int_equal(journal_restore(loaded, root, "test"), 2);
+        assert_int_equal(value(root, FRACTION_PATH), 0);
+        assert_int_equal(value(root, SCALE_PATH), 5);
+        journal_free(loaded);
+
+        /* A commit that cannot be saved keeps the saved intent, which names both values. */
+        Journal *j2 = journal_new(sd, root);
+        Knob p2 = { .desc = fraction() };
+        assert_int_equal(journal_intent(j2, fraction(), 0, 0, 3000), 0);
+        assert_int_equal(rename(sd, gone), 0);
+        assert_true(journal_commit(j2, fraction(), 3000) < 0);
+        e = journal_find(j2, fraction());
+        assert_true(e->has_next);
+        assert_int_equal(e->next, 3000);
+        assert_int_equal(rename(gone, sd), 0);
+        (void) p2;
+        journal_free(j2);
+
+        free(gone);
+        journal_free(j);
+        rm_rf(root);
+        rm_rf(sd);
+        free(root);
+        free(sd);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_allowlist),   cmocka_unit_test(test_roundtrip),
+                cmocka_unit_test(test_crafted),     cmocka_unit_test(test_version1),
+                cmocka_unit_test(test_trust),       cmocka_unit_test(test_knob_apply_release),
+                cmocka_unit_test(test_restore),     cmocka_unit_test(test_failed_save),
+        };
+        log_setup("test-journal", LOG_TARGET_NULL, LOG_DEBUG);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
