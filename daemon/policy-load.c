@@ -523,61 +523,117 @@ static bool rule_always_sets(const Rule *r, Knob k) {
         return rule_sets_knob(r, k) && !r->when.root;
 }
 
+/* Who shadows a rule for one knob: a later rule of its policy, or one of a later policy. */
+typedef struct Shadow {
+        const Policy *by_policy;
+        const Rule *by_rule;
+} Shadow;
+
+static int policy_by_name_compare(const void *a, const void *b, void *userdata) {
+        const PolicySet *s = userdata;
+        size_t x = *(const size_t *) a, y = *(const size_t *) b;
+        int r = strcmp(s->policies[x]->name, s->policies[y]->name);
+        return r != 0 ? r : (x < y ? -1 : x > y);
+}
+
+/* Sorted by name: O(n log n), reported in set order. */
+static void check_unique_names(const PolicySet *s, Diagnostics *diag) {
+        size_t n = MAX(s->n_policies, (size_t) 1);
+        _cleanup_(freep) size_t *sorted = malloc(n * sizeof(size_t));
+        _cleanup_(freep) const Policy **first = calloc(n, sizeof(Policy *));
+
+        if (!sorted || !first) {
+                diagnostics_error(diag, "cannot check the policy names: out of memory");
+                return;
+        }
+        for (size_t i = 0; i < s->n_policies; i++)
+                sorted[i] = i;
+        qsort_r(sorted, s->n_policies, sizeof(size_t), policy_by_name_compare, (void *) s);
+        for (size_t i = 1, f = 0; i < s->n_policies; i++) {
+                if (!streq(s->policies[sorted[i]]->name, s->policies[sorted[f]]->name))
+                        f = i;
+                else
+                        first[sorted[i]] = s->policies[sorted[f]];
+        }
+        for (size_t i = 0; i < s->n_policies; i++)
+                if (first[i])
+                        diagnostics_error(diag,
+                                          "%s:%u:%u: expected unique policy names, found '%s' again (also in %s:%u)",
+                                          s->policies[i]->file, s->policies[i]->line, s->policies[i]->column,
+                                          s->policies[i]->name, first[i]->file, first[i]->line);
+}
+
 /*
  * Rule R of policy P can never win knob K if, whenever R is active, a rule
  * later in the winning order sets K too: a later rule of P without `when:`,
  * or a rule without `when:` in a policy after P in the set order (higher
  * priority, or equal priority and a later file name) that has no `host:`
- * (it applies on every host P applies to).
+ * (it applies on every host P applies to).  Found in one pass from the last
+ * rule back (the nearest such rule), reported in set order.
  */
-static void check_shadowed(const PolicySet *s, size_t pi, size_t ri, Knob k, Diagnostics *diag) {
-        const Policy *p = s->policies[pi];
-        const Rule *r = &p->rules[ri];
-
-        for (size_t j = ri + 1; j < p->n_rules; j++)
-                if (rule_always_sets(&p->rules[j], k)) {
-                        diagnostics_warning(diag, "%s:%u:%u: rule '%s' can never win: rule '%s' (%s:%u) always sets %s",
-                                            p->file, r->line, r->column, r->name, p->rules[j].name, p->file,
-                                            p->rules[j].line, knob_names[k]);
-                        return;
-                }
-
-        for (size_t qi = pi + 1; qi < s->n_policies; qi++) {
-                const Policy *q = s->policies[qi];
-                if (q->host.n_cmps > 0)
-                        continue;
-                for (size_t j = 0; j < q->n_rules; j++)
-                        if (rule_always_sets(&q->rules[j], k)) {
-                                diagnostics_warning(diag,
-                                                    "%s:%u:%u: rule '%s' can never win: rule '%s' of policy '%s' "
-                                                    "(%s:%u) always sets %s",
-                                                    p->file, r->line, r->column, r->name, q->rules[j].name, q->name,
-                                                    q->file, q->rules[j].line, knob_names[k]);
-                                return;
-                        }
-        }
-}
-
 void policy_set_check(const PolicySet *s, Diagnostics *diag) {
+        _cleanup_(freep) Shadow *shadow = NULL;
+        _cleanup_(freep) size_t *base = NULL;
+        Shadow later[_KNOB_MAX] = { { NULL, NULL } };
+        size_t total = 0;
+
         if (!s)
                 return;
+        check_unique_names(s, diag);
 
-        for (size_t i = 0; i < s->n_policies; i++)
-                for (size_t j = 0; j < i; j++)
-                        if (streq(s->policies[i]->name, s->policies[j]->name)) {
-                                diagnostics_error(diag,
-                                                  "%s:%u:%u: expected unique policy names, found '%s' again "
-                                                  "(also in %s:%u)",
-                                                  s->policies[i]->file, s->policies[i]->line, s->policies[i]->column,
-                                                  s->policies[i]->name, s->policies[j]->file, s->policies[j]->line);
-                                break;
+        base = malloc(MAX(s->n_policies, (size_t) 1) * sizeof(size_t));
+        if (!base)
+                return (void) diagnostics_error(diag, "cannot check the policies: out of memory");
+        for (size_t i = 0; i < s->n_policies; i++) {
+                base[i] = total;
+                total += s->policies[i]->n_rules;
+        }
+        shadow = calloc(MAX(total, (size_t) 1) * _KNOB_MAX, sizeof(Shadow));
+        if (!shadow)
+                return (void) diagnostics_error(diag, "cannot check the policies: out of memory");
+
+        for (size_t pi = s->n_policies; pi-- > 0;) {
+                const Policy *p = s->policies[pi];
+                for (Knob k = 0; k < _KNOB_MAX; k++) {
+                        const Rule *next = NULL, *first_always = NULL;
+                        for (size_t ri = p->n_rules; ri-- > 0;) {
+                                const Rule *r = &p->rules[ri];
+                                Shadow *sh = &shadow[(base[pi] + ri) * _KNOB_MAX + k];
+                                if (next)
+                                        *sh = (Shadow){ p, next };
+                                else
+                                        *sh = later[k];
+                                if (rule_always_sets(r, k))
+                                        next = first_always = r;
                         }
+                        if (p->host.n_cmps == 0 && first_always)
+                                later[k] = (Shadow){ p, first_always };
+                }
+        }
 
-        for (size_t i = 0; i < s->n_policies; i++)
-                for (size_t ri = 0; ri < s->policies[i]->n_rules; ri++)
-                        for (Knob k = 0; k < _KNOB_MAX; k++)
-                                if (rule_sets_knob(&s->policies[i]->rules[ri], k))
-                                        check_shadowed(s, i, ri, k, diag);
+        for (size_t pi = 0; pi < s->n_policies; pi++) {
+                const Policy *p = s->policies[pi];
+                for (size_t ri = 0; ri < p->n_rules; ri++)
+                        for (Knob k = 0; k < _KNOB_MAX; k++) {
+                                const Rule *r = &p->rules[ri];
+                                const Shadow *sh = &shadow[(base[pi] + ri) * _KNOB_MAX + k];
+                                if (!rule_sets_knob(r, k) || !sh->by_rule)
+                                        continue;
+                                if (sh->by_policy == p)
+                                        diagnostics_warning(diag,
+                                                            "%s:%u:%u: rule '%s' can never win: rule '%s' (%s:%u) always "
+                                                            "sets %s",
+                                                            p->file, r->line, r->column, r->name, sh->by_rule->name,
+                                                            p->file, sh->by_rule->line, knob_names[k]);
+                                else
+                                        diagnostics_warning(diag,
+                                                            "%s:%u:%u: rule '%s' can never win: rule '%s' of policy '%s' "
+                                                            "(%s:%u) always sets %s",
+                                                            p->file, r->line, r->column, r->name, sh->by_rule->name,
+                                                            sh->by_policy->name, sh->by_policy->file,
+                                                            sh->by_rule->line, knob_names[k]);
+                        }
+        }
 }
 
 bool policy_set_uses_metric(const PolicySet *s, MetricId id) {

@@ -59,7 +59,23 @@ typedef struct Parser {
         ParseError *errors;           /* in the order found; sorted when flushed */
         size_t n_messages;
         ParseError syntax_error;      /* a YAML error: reported alone */
+        unsigned depth;               /* open sequences and mappings */
+        size_t n_events;
+        usec_t cpu_start_usec;        /* thread CPU time when parsing began */
 } Parser;
+
+/*
+ * Bounds on what one policy file may cost.  libyaml's scanner checks every
+ * open flow level for each token (yaml_parser_stale_simple_keys()), so its
+ * time grows with the square of the nesting depth: 120 KB of '[' took 25 s.
+ * A policy needs 5 levels (policy, rules, rule, pcp or reclaim, a flow list);
+ * stopping at the first event deeper than POLICY_DEPTH_MAX bounds that work
+ * to the scanner's look-ahead.  The event count and CPU time bound the rest
+ * (a 1 MiB file has at most ~500k events).
+ */
+#define POLICY_DEPTH_MAX 32
+#define POLICY_EVENTS_MAX ((size_t) 1000000)
+#define POLICY_PARSE_CPU_MAX_USEC (2 * USEC_PER_SEC)
 
 /* ------------------------------------------------------------------------ */
 /* Messages */
@@ -205,6 +221,27 @@ static int parser_next(Parser *p) {
                 return p->oom ? -ENOMEM : -EINVAL;
         }
         p->has_event = true;
+        p->n_events++;
+        if (p->event.type == YAML_SEQUENCE_START_EVENT || p->event.type == YAML_MAPPING_START_EVENT) {
+                if (++p->depth > POLICY_DEPTH_MAX) {
+                        parser_error(p, &p->event.start_mark,
+                                     "expected at most %d nested sequences and mappings, found deeper nesting",
+                                     POLICY_DEPTH_MAX);
+                        p->fatal = true;
+                        return -EINVAL;
+                }
+        } else if ((p->event.type == YAML_SEQUENCE_END_EVENT || p->event.type == YAML_MAPPING_END_EVENT) &&
+                   p->depth > 0)
+                p->depth--;
+        if (p->n_events > POLICY_EVENTS_MAX ||
+            ((p->n_events & 1023) == 0 &&
+             now_usec(CLOCK_THREAD_CPUTIME_ID) - p->cpu_start_usec > POLICY_PARSE_CPU_MAX_USEC)) {
+                parser_error(p, &p->event.start_mark,
+                             "expected a policy that parses in %zu events and %llu s of CPU, found more; stopping here",
+                             POLICY_EVENTS_MAX, (unsigned long long) (POLICY_PARSE_CPU_MAX_USEC / USEC_PER_SEC));
+                p->fatal = true;
+                return -EINVAL;
+        }
         return 0;
 }
 
@@ -1397,21 +1434,36 @@ Policy *policy_free(Policy *p) {
         return NULL;
 }
 
+static int rule_by_name_compare(const void *a, const void *b) {
+        const Rule *x = *(const Rule *const *) a, *y = *(const Rule *const *) b;
+        int r = strcmp(x->name, y->name);
+        /* Rules are one array: equal names stay in file order. */
+        return r != 0 ? r : (x < y ? -1 : x > y);
+}
+
 /* Checks over the whole policy, once every part parsed. */
 static void policy_check(Parser *p, const Policy *policy) {
-        for (size_t i = 0; i < policy->n_rules; i++) {
-                const Rule *a = &policy->rules[i];
-                if (!a->name)
+        _cleanup_(freep) const Rule **sorted = NULL;
+        size_t n = 0;
+
+        /* Duplicate rule names: sorted by name, O(n log n) (30,000 rules took 12.5 s pairwise). */
+        sorted = malloc(MAX(policy->n_rules, (size_t) 1) * sizeof(Rule *));
+        if (!sorted) {
+                p->oom = true;
+                return;
+        }
+        for (size_t i = 0; i < policy->n_rules; i++)
+                if (policy->rules[i].name)
+                        sorted[n++] = &policy->rules[i];
+        qsort(sorted, n, sizeof(Rule *), rule_by_name_compare);
+        for (size_t i = 1, first = 0; i < n; i++) {
+                if (!streq(sorted[i]->name, sorted[first]->name)) {
+                        first = i;
                         continue;
-                for (size_t j = 0; j < i; j++) {
-                        const Rule *b = &policy->rules[j];
-                        if (b->name && streq(a->name, b->name)) {
-                                parser_error_at(p, a->line, a->column,
-                                                "expected unique rule names, found '%s' again (first at %u:%u)",
-                                                a->name, b->line, b->column);
-                                break;
-                        }
                 }
+                parser_error_at(p, sorted[i]->line, sorted[i]->column,
+                                "expected unique rule names, found '%s' again (first at %u:%u)", sorted[i]->name,
+                                sorted[first]->line, sorted[first]->column);
         }
 }
 
@@ -1481,6 +1533,7 @@ int policy_parse(const char *filename, const char *buf, size_t len, Policy **ret
 
         if (!yaml_parser_initialize(&p.yaml))
                 return -ENOMEM;
+        p.cpu_start_usec = now_usec(CLOCK_THREAD_CPUTIME_ID);
         yaml_parser_set_input_string(&p.yaml, (const unsigned char *) (buf ?: ""), len);
 
         r = parse_document(&p, policy);

@@ -155,6 +155,19 @@ rm -f "$tmp/root/$F"; ln -s "$tmp/outside/victim" "$tmp/root/$F"
 [ "$(cat "$tmp/outside/victim")" = precious ] && tap_ok "a symlinked sysctl pointing out of the root is not written through" ||
 	tap_fail "symlink escape" "$(cat "$tmp/outside/victim")" "$(cat "$tmp/out")"
 
+# --- item 4: a deeply nested policy is refused at once: the loop keeps answering SIGTERM.
+set_root; rm -rf "$tmp/state"; : >"$tmp/log"
+live=$tmp/pol-deep; rm -rf "$live"; cp -r "$minimum" "$live"
+start_daemon "$live"; wait_for 50 log_has "started"
+{ printf 'version: 1\nname: deep\nrules: '; head -c 200000 /dev/zero | tr '\0' '['; } >"$live/70-deep.yaml"; chmod 0644 "$live/70-deep.yaml"
+kill -HUP "$daemon_pid"; sleep 0.2; kill -TERM "$daemon_pid"
+if wait_for 100 sh -c "! grep -q '^State:.*[RSD]' /proc/$daemon_pid/status 2>/dev/null" && log_has "70-deep.yaml:3:39: expected at most 32 nested"; then
+	tap_ok "a 200 KB deeply nested policy on reload: refused with its position, SIGTERM handled at once"
+else
+	tap_fail "deep policy reload" "$(tail -5 "$tmp/log")"
+fi
+stop_daemon KILL
+
 # --- item 3: a full state directory (tmpfs) and a read-only one: no write without a saved intent.
 set_root; rm -rf "$tmp/state"; mkdir -p "$tmp/state"; : >"$tmp/log"
 if mount -t tmpfs -o size=16k,mode=0755 pcptune-test-9 "$tmp/state" 2>/dev/null; then

@@ -327,6 +327,75 @@ static void test_parse_odd_inputs(void **state) {
         policy_free(NULL);
 }
 
+/* Issue 9 item 4: nesting is bounded at the first level too deep, with its position. */
+static void test_parse_deep_nesting(void **state) {
+        (void) state;
+        _cleanup_(diagnostics_done) Diagnostics d = {};
+        size_t n = 120 * 1024;
+        _cleanup_(freep) char *flow = malloc(n + 1), *block = NULL;
+        Policy *p = NULL;
+
+        /* 120 KB of '[' stalled the event loop ~25 s in libyaml (quadratic in depth). */
+        memset(flow, '[', n);
+        flow[n] = 0;
+        memcpy(flow, "version: 1\nname: x\nrules: ", 26);
+        assert_int_equal(policy_parse("deep.yaml", flow, n, &p, &d), -EINVAL);
+        assert_null(p);
+        assert_int_equal(d.n_errors, 2);
+        assert_string_equal(d.errors[1],
+                            "deep.yaml:3:39: expected at most 32 nested sequences and mappings, found deeper nesting");
+        diagnostics_done(&d);
+        memset(flow, '[', n);
+        assert_int_equal(policy_parse("deep.yaml", flow, n, &p, &d), -EINVAL);
+        assert_int_equal(d.n_errors, 1);
+        diagnostics_done(&d);
+
+        /* The same with block mappings, one level per line; 32 levels still parse (and then fail as a policy). */
+        size_t size = 64 * 1024, used = 0;
+        block = malloc(size);
+        for (int level = 0; level < 40; level++)
+                used += (size_t) snprintf(block + used, size - used, "%*sk%d:\n", level, "", level);
+        assert_int_equal(policy_parse("block.yaml", block, used, &p, &d), -EINVAL);
+        assert_true(d.n_errors >= 1);
+        if (!strstr(d.errors[d.n_errors - 1], "block.yaml:33:33: expected at most 32 nested"))
+                fail_msg("%s", d.errors[d.n_errors - 1]);
+        diagnostics_done(&d);
+        used = 0;
+        for (int level = 0; level < 31; level++)
+                used += (size_t) snprintf(block + used, size - used, "%*sk%d:\n", level, "", level);
+        assert_int_equal(policy_parse("ok-depth.yaml", block, used, &p, &d), -EINVAL);
+        for (size_t i = 0; i < d.n_errors; i++)
+                assert_null(strstr(d.errors[i], "nested"));
+}
+
+/* Issue 9 item 9: duplicate rule names by sorting; every duplicate names the first, in file order. */
+static void test_duplicate_rules_many(void **state) {
+        (void) state;
+        _cleanup_(diagnostics_done) Diagnostics d = {};
+        size_t n = 30000, size = n * 48 + 256, used = 0;
+        _cleanup_(freep) char *text = malloc(size);
+        Policy *p = NULL;
+
+        used += (size_t) snprintf(text + used, size - used, "version: 1\nname: many\nrules:\n");
+        for (size_t i = 0; i < n; i++)
+                used += (size_t) snprintf(text + used, size - used, "  - { name: r%zu, repair: pagesets }\n",
+                                          i == 20000 ? (size_t) 7 : i == 29999 || i == 25000 ? (size_t) 7 : i);
+        assert_int_equal(policy_parse("many.yaml", text, used, &p, &d), -EINVAL);
+        assert_int_equal(d.n_errors, 3);
+        assert_string_equal(d.errors[0], "many.yaml:20004:5: expected unique rule names, found 'r7' again (first at 11:5)");
+        assert_string_equal(d.errors[1], "many.yaml:25004:5: expected unique rule names, found 'r7' again (first at 11:5)");
+        assert_string_equal(d.errors[2], "many.yaml:30003:5: expected unique rule names, found 'r7' again (first at 11:5)");
+        diagnostics_done(&d);
+
+        used = 0;
+        used += (size_t) snprintf(text + used, size - used, "version: 1\nname: many\nrules:\n");
+        for (size_t i = 0; i < n; i++)
+                used += (size_t) snprintf(text + used, size - used, "  - { name: r%zu, repair: pagesets }\n", i);
+        assert_int_equal(policy_parse("many.yaml", text, used, &p, &d), 0);
+        assert_int_equal(p->n_rules, n);
+        policy_free(p);
+}
+
 /* ------------------------------------------------------------------------ */
 /* Conditions */
 
@@ -1294,6 +1363,8 @@ int main(void) {
                 cmocka_unit_test(test_brief_example),
                 cmocka_unit_test(test_everything),
                 cmocka_unit_test(test_parse_odd_inputs),
+                cmocka_unit_test(test_parse_deep_nesting),
+                cmocka_unit_test(test_duplicate_rules_many),
                 cmocka_unit_test(test_condition_literals),
                 cmocka_unit_test(test_condition_structure),
                 cmocka_unit_test(test_condition_errors),
