@@ -132,10 +132,12 @@ static int cmd_status(const CtlOptions *o) {
         bool have_knob = false;
         int pid, r;
 
-        r = snapshot_take(o->root, &s);
+        SnapshotError serr = { 0 };
+        char ebuf[768];
+        r = snapshot_take_explain(o->root, NULL, 0, &s, &serr);
         if (r < 0)
                 return log_error_errno(r, "Failed to read the kernel's memory state below %s: %s", o->root,
-                                       errno_str(r)),
+                                       snapshot_error_format(o->root, &serr, r, ebuf, sizeof ebuf)),
                        1;
         metrics_from_snapshot(s, &mv);
 
@@ -455,6 +457,9 @@ static int cmd_validate(const CtlOptions *o, char **paths) {
                 printf("%s\n", diag.errors[i]);
         for (size_t i = 0; i < diag.n_warnings; i++)
                 printf("%s\n", diag.warnings[i]);
+        /* Out of memory (a small ulimit -v) reports nothing in diag: say it rather than "0 error(s)". */
+        if (r < 0 && diag.n_errors == 0)
+                return log_error_errno(r, "Failed to validate the policies: %s", errno_str(r)), 1;
         if (r < 0 || diag.n_errors > 0) {
                 printf("%zu error(s), %zu warning(s)\n", diag.n_errors, diag.n_warnings);
                 return 1;
@@ -610,6 +615,33 @@ static int rm_rf(const char *path) {
         return 0;
 }
 
+/*
+ * Model every zone at every fraction before printing anything, so a table is
+ * printed whole or not at all, and say why a host cannot be modelled (a
+ * fraction the kernel rejects, a zone without online CPUs).  0 or -EINVAL (logged).
+ */
+static int plan_check_model(const PlanHost *h, const PlanOptions *po) {
+        int fr[PLAN_MAX_FRACTIONS];
+        size_t nf = plan_fractions(h, po, fr, ELEMENTSOF(fr));
+
+        for (size_t i = 0; i < h->n_zones; i++)
+                for (size_t k = 0; k < nf; k++) {
+                        const PcpZone *z = &h->zones[i];
+                        PcpSetting set;
+                        if (pcp_model_zone(h->regime, &z->in, h->page_size, fr[k], &set) >= 0)
+                                continue;
+                        return log_error_errno(EINVAL, "Cannot model %s: node %d zone %s at fraction %d: %s", h->label,
+                                               z->node, z->name, fr[k],
+                                               z->in.node_cpus == 0 && z->in.online_cpus == 0
+                                                       ? "no online CPU on the host"
+                                               : fr[k] > 0 && fr[k] < PCP_FRACTION_MIN
+                                                       ? "the kernel rejects fractions 1-7 (the sysctl holds a value "
+                                                         "no kernel accepts)"
+                                                       : "inconsistent input (managed pages, low watermark or CPUs)");
+                }
+        return 0;
+}
+
 /* Plan one host read from a root tree; output according to the options. */
 static int plan_one_root(const CtlOptions *o, const char *root, const char *label, bool csv_header,
                          json_object *fleet) {
@@ -617,9 +649,17 @@ static int plan_one_root(const CtlOptions *o, const char *root, const char *labe
         PlanHost h;
         int r;
 
-        r = snapshot_take(root, &s);
+        SnapshotError serr = { 0 };
+        char ebuf[768];
+        r = snapshot_take_explain(root, NULL, 0, &s, &serr);
         if (r < 0)
-                return log_error_errno(r, "Failed to read the kernel's state below %s: %s", root, errno_str(r));
+                return log_error_errno(r, "Failed to read the kernel's state below %s: %s", root,
+                                       snapshot_error_format(root, &serr, r, ebuf, sizeof ebuf));
+        if (!s->has_knob && s->knob_error != -ENOENT)
+                log_warning_errno(s->knob_error, "%s: the pcp sysctl (%s or %s) cannot be read: %s; planning without it",
+                                  label, knob_desc(KNOB_PCP_HIGH_FRACTION)->path, knob_desc(KNOB_PCP_FRACTION)->path,
+                                  s->knob_error == -EINVAL ? "it holds a value no kernel accepts"
+                                                           : errno_str(s->knob_error));
         r = plan_host_from_snapshot(s, label, &h);
         if (r < 0)
                 return log_oom();
@@ -630,6 +670,11 @@ static int plan_one_root(const CtlOptions *o, const char *root, const char *labe
         h.has_pstats = true;
         kernel_probes_run(&(ProbeInput){ .root = root, .snap = s, .kernel = s->topo.kernel, .features = &h.features },
                           &h.probes);
+        r = plan_check_model(&h, &o->plan);
+        if (r < 0) {
+                plan_host_done(&h);
+                return r;
+        }
         if (fleet)
                 json_object_array_add(fleet, plan_to_json(&h, &o->plan));
         else if (o->csv)
@@ -647,12 +692,17 @@ static int plan_one_root(const CtlOptions *o, const char *root, const char *labe
 /* A directory of snapshots (subdirectories with proc/zoneinfo, or .tar.gz files): one table. */
 static int plan_fleet(CtlOptions *o, const char *dir) {
         struct dirent **list = NULL;
-        json_object *fleet = o->json ? json_object_new_array() : NULL;
+        json_object *fleet = NULL;
         int n, hosts = 0, failed = 0;
 
+        /* An exit status, never a negative errno (a missing --root exited 254). */
         n = scandir(dir, &list, NULL, alphasort);
         if (n < 0)
-                return log_error_errno(errno, "Failed to list %s: %m", dir);
+                return log_error_errno(errno, "Failed to read %s: %m (--root takes a root tree, a directory of "
+                                              "snapshots or a .tar.gz)",
+                                       dir),
+                       1;
+        fleet = o->json ? json_object_new_array() : NULL;
         o->csv = !o->json;
         for (int i = 0; i < n; i++) {
                 const char *name = list[i]->d_name;
@@ -862,9 +912,13 @@ static int cmd_repair(const CtlOptions *o) {
         PagesetCheck c = { 0 }, after = { 0 };
         int pid, r;
 
-        r = snapshot_take(o->root, &s);
+        SnapshotError serr = { 0 };
+        char ebuf[768];
+        r = snapshot_take_explain(o->root, NULL, 0, &s, &serr);
         if (r < 0)
-                return log_error_errno(r, "Failed to read the kernel's state below %s: %s", o->root, errno_str(r)), 1;
+                return log_error_errno(r, "Failed to read the kernel's state below %s: %s", o->root,
+                                       snapshot_error_format(o->root, &serr, r, ebuf, sizeof ebuf)),
+                       1;
         r = pageset_check(s, &c);
         if (r < 0)
                 return log_error_errno(r, "Failed to compare the pagesets: %s", errno_str(r)), 1;

@@ -79,6 +79,7 @@ struct Manager {
         KernelProbes probes;         /* of the last sample (probe-kernel.h) */
         bool warned_readonly;
         bool warned_no_knob;
+        unsigned act_failures;       /* writes that failed (--once exits 1 then) */
 
         char **warned_rules;         /* "policy/rule" already told about an unavailable metric */
         size_t n_warned_rules;
@@ -273,6 +274,9 @@ static int manager_load_policies(Manager *m, bool initial) {
 
         r = policy_set_load_default(m->policy_dir, m->check_owner, &set, &diag);
         log_diagnostics(&diag);
+        if (r < 0 && diag.n_errors == 0)
+                log_error_errno(r, "Failed to load policies from %s: %s", m->policy_dir ?: POLICY_DIR_DEFAULT,
+                                errno_str(r));
         if (r < 0 || diag.n_errors > 0) {
                 if (r >= 0)
                         r = -EINVAL;
@@ -534,8 +538,16 @@ static int knob_count(KnobCounters *c, bool dry_run, int r) {
 /* Bind the knob to what the kernel has, once. */
 static bool manager_bind_knob(Manager *m, const Snapshot *s) {
         if (!s->has_knob) {
-                if (!m->warned_no_knob)
+                if (!m->warned_no_knob && s->knob_error == -ENOENT)
                         log_warning("This kernel has no pcp sysctl (%s): nothing to tune", SYSCTL_PCP_HIGH_FRACTION);
+                else if (!m->warned_no_knob)
+                        log_warning_errno(s->knob_error,
+                                          "Failed to read the pcp sysctl below %s (%s, or %s before 5.14): %s; "
+                                          "not tuning it",
+                                          m->root, knob_desc(KNOB_PCP_HIGH_FRACTION)->path,
+                                          knob_desc(KNOB_PCP_FRACTION)->path,
+                                          s->knob_error == -EINVAL ? "it holds a value no kernel accepts"
+                                                                   : errno_str(s->knob_error));
                 m->warned_no_knob = true;
                 return false;
         }
@@ -610,6 +622,8 @@ static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
                 m->floor_state = FEATURE_PRESENT;
         m->has_pcp_target = true;
         m->pcp_target = target;
+        if (r < 0)
+                m->act_failures++;
         bool lowered = (target == PCP_FRACTION_FLOOR && old != PCP_FRACTION_FLOOR) ||
                        (target > 0 && (old == 0 || (old > 0 && target > old)));
         if (r == KNOB_WRITTEN && lowered) {
@@ -659,10 +673,11 @@ static void manager_apply_scale(Manager *m, const Plan *plan) {
         snprintf(reason, sizeof reason, "pcp.batch_scale_max %d", d->value);
         m->has_scale_target = true;
         m->scale_target = d->value;
-        (void) knob_count(&m->scale_counts, m->dry_run,
+        if (knob_count(&m->scale_counts, m->dry_run,
                           knob_apply(&m->scale_knob, m->root, m->journal, m->dry_run, d->value,
                                      &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason },
-                                     NULL));
+                                     NULL)) < 0)
+                m->act_failures++;
 }
 
 /* A `repair: pagesets` rule: recompute pagesets that differ from the model (seed 002). */
@@ -692,6 +707,8 @@ static void manager_repair_pagesets(Manager *m, const Snapshot *s, const Planned
         if (m->dry_run)
                 return;
         r = pageset_repair(m->root, m->journal, s->knob.value, NULL);
+        if (r < 0 && r != -EBADE)
+                m->act_failures++;
         if (r == -EBADE)
                 log_warning("Rule %s/%s: the pagesets still differ after the repair; not retrying before the "
                             "rule's cooldown",
@@ -1345,11 +1362,14 @@ static int manager_sample_full(Manager *m, bool cheap) {
         usec_t cpu0 = now_usec(CLOCK_THREAD_CPUTIME_ID), wall0 = now_usec(CLOCK_MONOTONIC), now;
         int r;
 
-        r = snapshot_take_reuse(m->root, m->prev, manager_reuse_flags(m, cheap), &s);
+        SnapshotError serr = { 0 };
+        r = snapshot_take_explain(m->root, m->prev, manager_reuse_flags(m, cheap), &s, &serr);
         if (r < 0) {
+                char ebuf[768];
                 m->counters.sample_failures++;
                 return log_error_errno(r, "Failed to read the kernel's memory state below %s: %s%s", m->root,
-                                       errno_str(r), m->once ? "" : ", will retry");
+                                       snapshot_error_format(m->root, &serr, r, ebuf, sizeof ebuf),
+                                       m->once ? "" : ", will retry");
         }
         metrics_from_snapshot(s, &mv);
         now = now_usec(CLOCK_MONOTONIC);
@@ -2044,6 +2064,9 @@ int manager_run(Manager *m) {
 
         if (m->once) {
                 r = manager_sample(m);
+                /* A write that failed is a failure of the one-shot, like `sysctl -w`'s. */
+                if (r >= 0 && m->act_failures > 0)
+                        r = -EIO;
                 /* A one-shot leaves the values set (like `sysctl -w`) and no journal behind. */
                 if (m->journal) {
                         journal_clear(m->journal);

@@ -41,6 +41,20 @@ _printf_(3, 0) static void diagnostics_add(char ***list, size_t *n, const char *
 
         if (vasprintf(&s, fmt, ap) < 0)
                 return;
+        /* File names and found values come from files: a control character would reach the terminal or
+         * the journal as it is.  Messages holding one are printed escaped (\xNN). */
+        for (const char *c = s; *c; c++)
+                if ((unsigned char) *c < 0x20 || *c == 0x7f) {
+                        size_t size = strlen(s) * 4 + 1;
+                        char *e = malloc(size);
+                        if (e)
+                                str_escape(s, e, size);
+                        free(s);
+                        s = e;
+                        if (!s)
+                                return;
+                        break;
+                }
         a = realloc(*list, (*n + 1) * sizeof(char *));
         if (!a) {
                 free(s);

@@ -147,7 +147,35 @@ int snapshot_take(const char *root, Snapshot **ret) {
 }
 
 int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret) {
+        return snapshot_take_explain(root, prev, flags, ret, NULL);
+}
+
+const char *snapshot_error_format(const char *root, const SnapshotError *err, int error, char *buf, size_t size) {
+        _cleanup_(freep) char *path = NULL;
+        char epath[512];
+
+        if (!err || !err->file) {
+                snprintf(buf, size, "%s", errno_str(error));
+                return buf;
+        }
+        if (path_join_root(root, err->file, &path) < 0)
+                path = NULL;
+        str_escape(path ?: err->file, epath, sizeof epath);
+        if (err->line > 0 && err->incomplete)
+                snprintf(buf, size, "%s:%zu: the zone that starts here is incomplete (a truncated file?)", epath,
+                         err->line);
+        else if (err->line > 0)
+                snprintf(buf, size, "%s:%zu: %s", epath, err->line,
+                         error == -EINVAL ? "unexpected line (malformed, or a layout this version does not know)"
+                                          : errno_str(error));
+        else
+                snprintf(buf, size, "%s: %s", epath, errno_str(error));
+        return buf;
+}
+
+int snapshot_take_explain(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret, SnapshotError *err) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
+        ZoneinfoError zerr = { 0 };
         usec_t t;
         int r;
 
@@ -157,26 +185,37 @@ int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, 
         s->timestamp = now_usec(CLOCK_MONOTONIC);
 
         r = topology_read(root, &s->topo);
-        if (r < 0)
+        if (r < 0) {
+                if (err)
+                        *err = (SnapshotError){ .file = "/sys/devices/system (topology) or /proc/sys/kernel/osrelease" };
                 return log_debug_errno(r, "Failed to read the topology below %s: %s", strna(root), errno_str(r));
+        }
 
         r = meminfo_read(root, &s->meminfo);
-        if (r < 0)
+        if (r < 0) {
+                if (err)
+                        *err = (SnapshotError){ .file = "/proc/meminfo" };
                 return log_debug_errno(r, "Failed to read meminfo: %s", errno_str(r));
+        }
         t = now_usec(CLOCK_THREAD_CPUTIME_ID);
         if (prev && (flags & SNAPSHOT_REUSE_ZONEINFO)) {
                 r = zoneinfo_copy(&prev->zoneinfo, &s->zoneinfo);
                 s->zoneinfo_cost_usec = prev->zoneinfo_cost_usec;
                 s->zoneinfo_reused = true;
         } else {
-                r = zoneinfo_read(root, &s->zoneinfo);
+                r = zoneinfo_read_at(root, &s->zoneinfo, &zerr);
                 s->zoneinfo_cost_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - t;
         }
-        if (r < 0)
+        if (r < 0) {
+                if (err)
+                        *err = (SnapshotError){ .file = "/proc/zoneinfo", .line = zerr.line,
+                                                .incomplete = zerr.incomplete };
                 return log_debug_errno(r, "Failed to read zoneinfo: %s", errno_str(r));
+        }
 
         s->has_vmstat = vmstat_read(root, &s->vmstat) >= 0;
-        s->has_knob = pcp_knob_read(root, &s->knob) >= 0;
+        s->knob_error = pcp_knob_read(root, &s->knob);
+        s->has_knob = s->knob_error >= 0;
         t = now_usec(CLOCK_THREAD_CPUTIME_ID);
         if (prev && (flags & SNAPSHOT_REUSE_MEMCG)) {
                 s->has_memcg = prev->has_memcg;

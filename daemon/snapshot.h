@@ -66,6 +66,7 @@ typedef struct Snapshot {
         usec_t memcg_cost_usec;
         bool zoneinfo_reused;
         bool memcg_reused;
+        int knob_error;            /* why has_knob is false: -ENOENT (no such sysctl), -EINVAL (garbage) ... */
 } Snapshot;
 
 /* Read every source below root.  0 or -errno of a required source.  Release with snapshot_free(). */
@@ -84,6 +85,22 @@ typedef enum SnapshotReuse {
 
 /* Like snapshot_take(), reusing what flags name from prev (if prev is NULL, everything is read). */
 int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret);
+
+/* Which required source failed, for messages that name the file (and the line of zoneinfo). */
+typedef struct SnapshotError {
+        const char *file;          /* below the root: "/proc/zoneinfo"; static */
+        size_t line;               /* 0 if not known */
+        bool incomplete;           /* zoneinfo ends in the middle of the zone at line */
+} SnapshotError;
+
+/* snapshot_take_reuse() that fills err (may be NULL) when a required source fails. */
+int snapshot_take_explain(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret, SnapshotError *err);
+
+/*
+ * "Failed to read ...: ROOT/proc/zoneinfo:12: Invalid argument"-style text for
+ * a failed snapshot: the file below root, the line, the reason.  Returns buf.
+ */
+const char *snapshot_error_format(const char *root, const SnapshotError *err, int error, char *buf, size_t size);
 
 Snapshot *snapshot_free(Snapshot *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Snapshot *, snapshot_free);

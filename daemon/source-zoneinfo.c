@@ -74,6 +74,8 @@ typedef struct ZiParser {
         unsigned zone_seen;
         unsigned cpu_seen;      /* 0: no CPU sub-block open, else CK_OPEN | keys seen */
         int layout;             /* -1 unknown, 0: count/high/batch, 1: + high_min/high_max */
+        size_t line_no;         /* of the line being parsed (1-based) */
+        size_t zone_line;       /* of the current zone's "Node" line */
 } ZiParser;
 
 #define TOKEN_IS(tok, tlen, lit) ((tlen) == sizeof(lit) - 1 && memcmp((tok), (lit), sizeof(lit) - 1) == 0)
@@ -470,7 +472,7 @@ static int zi_line(ZiParser *z, const char *line, size_t len) {
         }
 }
 
-int zoneinfo_parse(const char *buf, size_t len, Zoneinfo *ret) {
+int zoneinfo_parse_at(const char *buf, size_t len, Zoneinfo *ret, ZoneinfoError *ret_error) {
         _cleanup_(zi_parser_done) ZiParser z = { .state = ZI_START, .layout = -1 };
         const char *pos, *end, *line;
         size_t line_len;
@@ -482,15 +484,24 @@ int zoneinfo_parse(const char *buf, size_t len, Zoneinfo *ret) {
         end = buf + len;
 
         while (next_line(&pos, end, &line, &line_len)) {
+                z.line_no++;
+                if (line_len > 0 && line[0] == 'N')
+                        z.zone_line = z.line_no;
                 r = zi_line(&z, line, line_len);
-                if (r < 0)
+                if (r < 0) {
+                        if (ret_error)
+                                *ret_error = (ZoneinfoError){ .line = z.line_no };
                         return r;
+                }
         }
         r = zi_finish_zone(&z);
-        if (r < 0)
-                return r;
-        if (z.n_zones == 0)
-                return -EINVAL;
+        if (r < 0 || z.n_zones == 0) {
+                /* The last zone lacks what every zone prints: a file cut short, most likely. */
+                if (ret_error)
+                        *ret_error = (ZoneinfoError){ .line = z.n_zones == 0 && r >= 0 ? z.line_no : z.zone_line,
+                                                      .incomplete = true };
+                return r < 0 ? r : -EINVAL;
+        }
 
         *ret = (Zoneinfo) {
                 .zones = z.zones,
@@ -501,7 +512,11 @@ int zoneinfo_parse(const char *buf, size_t len, Zoneinfo *ret) {
         return 0;
 }
 
-int zoneinfo_read(const char *root, Zoneinfo *ret) {
+int zoneinfo_parse(const char *buf, size_t len, Zoneinfo *ret) {
+        return zoneinfo_parse_at(buf, len, ret, NULL);
+}
+
+int zoneinfo_read_at(const char *root, Zoneinfo *ret, ZoneinfoError *ret_error) {
         _cleanup_(freep) char *buf = NULL;
         size_t len;
         int r;
@@ -509,7 +524,11 @@ int zoneinfo_read(const char *root, Zoneinfo *ret) {
         r = read_file_at(root, "/proc/zoneinfo", READ_FILE_MAX, &buf, &len);
         if (r < 0)
                 return r;
-        return zoneinfo_parse(buf, len, ret);
+        return zoneinfo_parse_at(buf, len, ret, ret_error);
+}
+
+int zoneinfo_read(const char *root, Zoneinfo *ret) {
+        return zoneinfo_read_at(root, ret, NULL);
 }
 
 void zoneinfo_done(Zoneinfo *z) {

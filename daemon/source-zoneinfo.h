@@ -65,6 +65,17 @@ int zoneinfo_parse(const char *buf, size_t len, Zoneinfo *ret);
  * 0, -errno of the read (-ENOENT...), -EFBIG beyond READ_FILE_MAX, or as zoneinfo_parse(). */
 int zoneinfo_read(const char *root, Zoneinfo *ret);
 
+/* Where zoneinfo_parse_at() stopped: the line it rejected, or (incomplete) the
+ * "Node" line of a zone the file ends before completing (a truncated file). */
+typedef struct ZoneinfoError {
+        size_t line;               /* 1-based; 0 if unknown */
+        bool incomplete;
+} ZoneinfoError;
+
+/* zoneinfo_parse() and zoneinfo_read() that also say where a -EINVAL came from (ret_error may be NULL). */
+int zoneinfo_parse_at(const char *buf, size_t len, Zoneinfo *ret, ZoneinfoError *ret_error);
+int zoneinfo_read_at(const char *root, Zoneinfo *ret, ZoneinfoError *ret_error);
+
 /* Free what zoneinfo_parse() allocated; the struct is zeroed.  Accepts NULL. */
 void zoneinfo_done(Zoneinfo *z);
 

@@ -149,11 +149,14 @@ if wait_for 50 sh -c "! grep -q '^State:.*[RS]' /proc/$daemon_pid/status 2>/dev/
 stop_daemon KILL
 
 # --- item 11: writes under a fake root never follow a symlink out of it, never empty the file first.
-set_root; rm -rf "$tmp/state"; mkdir -p "$tmp/outside"; echo precious >"$tmp/outside/victim"
+set_root; rm -rf "$tmp/state"; mkdir -p "$tmp/outside"; echo 5000 >"$tmp/outside/victim"
 rm -f "$tmp/root/$F"; ln -s "$tmp/outside/victim" "$tmp/root/$F"
-"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$thousand" >"$tmp/out" 2>&1
-[ "$(cat "$tmp/outside/victim")" = precious ] && tap_ok "a symlinked sysctl pointing out of the root is not written through" ||
+"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$thousand" >"$tmp/out" 2>&1; rc=$?
+[ "$(cat "$tmp/outside/victim")" = 5000 ] && tap_ok "a symlinked sysctl pointing out of the root is not written through" ||
 	tap_fail "symlink escape" "$(cat "$tmp/outside/victim")" "$(cat "$tmp/out")"
+# item 8: the write failed, so the one-shot failed.
+[ $rc = 1 ] && grep -q "Failed to set vm.percpu_pagelist_high_fraction to 1000" "$tmp/out" &&
+	tap_ok "--once exits 1 when the write failed" || tap_fail "--once exit status" "rc=$rc" "$(cat "$tmp/out")"
 
 # --- item 4: a deeply nested policy is refused at once: the loop keeps answering SIGTERM.
 set_root; rm -rf "$tmp/state"; : >"$tmp/log"

@@ -27,6 +27,9 @@ rc=$?; [ $rc = 0 ] && tap_ok "valgrind: pcptunectl status" || tap_fail "valgrind
 vg "$PCPTUNECTL" validate --no-owner-check "$top_srcdir/tests/policies/good" "$top_srcdir/tests/policies/bad" >"$tmp/out" 2>&1
 rc=$?; [ $rc = 1 ] && tap_ok "valgrind: pcptunectl validate over good and bad policies" || tap_fail "valgrind validate" "exit $rc" "$(cat "$tmp/out")"
 
+vg "$PCPTUNECTL" plan --json --root "$tmp/nonexistent" >"$tmp/out" 2>&1
+rc=$?; [ $rc = 1 ] && tap_ok "valgrind: plan --json on a missing root exits 1 without a leak" || tap_fail "valgrind plan missing" "exit $rc" "$(cat "$tmp/out")"
+
 if [ "$(id -u)" = 0 ]; then
 	# A Kubernetes ConfigMap volume: ..data -> ..<timestamp>, NAME -> ..data/NAME, the volume 0777.
 	cm=$tmp/cm; mkdir -m 0777 "$cm"; chmod 0777 "$cm"; mkdir "$cm/..2026_12_01_00_00_00.1"
