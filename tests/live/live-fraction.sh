@@ -60,7 +60,10 @@ else
 	tap_fail "floor reached" "fraction $(frac)" "$(grep -E 'Normal|DMA|batch|high' /proc/zoneinfo | head -40)" "$(cat "$tmp/log")"
 fi
 set_value=$(frac)
-log_has "Confirmed vm.percpu_pagelist_high_fraction = $set_value" && tap_ok "the daemon confirmed the write against zoneinfo" ||
+# The daemon logs the confirmation after it re-read zoneinfo, which can be after the zone stats show the
+# new value (issue 9 item 14): wait for the line rather than look once.
+wait_for 100 log_has "Confirmed vm.percpu_pagelist_high_fraction = $set_value" &&
+	tap_ok "the daemon confirmed the write against zoneinfo" ||
 	tap_fail "confirmation logged" "$(cat "$tmp/log")"
 # The metrics count the live write, and the -1 a stock kernel refuses (contrib patch 0001 absent).
 prom=$tmp/metrics/pcptune.prom
