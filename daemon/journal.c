@@ -289,16 +289,14 @@ static int journal_parse_entry(json_object *o, int version, size_t idx, const Jo
         return 0;
 }
 
-int journal_load(const char *state_dir, Journal **ret, char *err, size_t errlen) {
+int journal_parse(const char *state_dir, const char *text, size_t len, Journal **ret, char *err, size_t errlen) {
         _cleanup_(journal_freep) Journal *j = NULL;
-        _cleanup_(freep) char *text = NULL;
         _cleanup_(json_putp) json_object *root = NULL;
-        _cleanup_(closep) int fd = -EBADF;
+        json_tokener *tok;
         json_object *arr;
         const char *s = NULL;
         char eroot[PATH_MAX];
         int64_t version;
-        size_t len;
         int r;
 
         if (err && errlen > 0)
@@ -306,24 +304,28 @@ int journal_load(const char *state_dir, Journal **ret, char *err, size_t errlen)
         j = journal_new(state_dir, "/");
         if (!j)
                 return -ENOMEM;
-        /* Never follow a symlink someone left in our place, never block on a FIFO. */
-        fd = open(j->file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
-        if (fd < 0) {
-                if (errno == ELOOP)
-                        return journal_fail(err, errlen, "%s is a symbolic link", j->file), -EPERM;
-                return negative_errno();
-        }
-        r = journal_check_trust(j->file, fd, err, errlen);
-        if (r < 0)
-                return r;
-        r = read_fd_full(fd, JOURNAL_SIZE_MAX, &text, &len);
-        if (r == -EFBIG)
+        if (len > JOURNAL_SIZE_MAX)
                 return journal_fail(err, errlen, "%s is larger than %zu bytes", j->file, JOURNAL_SIZE_MAX);
-        if (r < 0)
-                return r;
-        if (strlen(text) != len)
+        if (memchr(text, 0, len))
                 return journal_fail(err, errlen, "%s holds a NUL byte", j->file);
-        root = json_tokener_parse(text);
+        tok = json_tokener_new();
+        if (!tok)
+                return -ENOMEM;
+        root = json_tokener_parse_ex(tok, text, (int) len);
+        /* Exactly one JSON value, and nothing after it but blanks. */
+        if (root && json_tokener_get_error(tok) == json_tokener_success) {
+                size_t used = json_tokener_get_parse_end(tok);
+                while (used < len && (text[used] == ' ' || text[used] == '\n' || text[used] == '\t' || text[used] == '\r'))
+                        used++;
+                if (used != len) {
+                        json_object_put(root);
+                        root = NULL;
+                }
+        } else if (root) {
+                json_object_put(root);
+                root = NULL;
+        }
+        json_tokener_free(tok);
         if (!root || !json_object_is_type(root, json_type_object))
                 return journal_fail(err, errlen, "%s is not a JSON object", j->file);
         if (json_get_int64(root, "version", &version) < 0 || version < 1 || version > JOURNAL_VERSION)
@@ -355,4 +357,32 @@ int journal_load(const char *state_dir, Journal **ret, char *err, size_t errlen)
         }
         *ret = TAKE_PTR(j);
         return 0;
+}
+
+int journal_load(const char *state_dir, Journal **ret, char *err, size_t errlen) {
+        _cleanup_(freep) char *file = NULL, *text = NULL;
+        _cleanup_(closep) int fd = -EBADF;
+        size_t len;
+        int r;
+
+        if (err && errlen > 0)
+                *err = 0;
+        if (asprintf(&file, "%s/%s", state_dir, JOURNAL_FILE) < 0)
+                return -ENOMEM;
+        /* Never follow a symlink someone left in our place, never block on a FIFO. */
+        fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
+        if (fd < 0) {
+                if (errno == ELOOP)
+                        return journal_fail(err, errlen, "%s is a symbolic link", file), -EPERM;
+                return negative_errno();
+        }
+        r = journal_check_trust(file, fd, err, errlen);
+        if (r < 0)
+                return r;
+        r = read_fd_full(fd, JOURNAL_SIZE_MAX, &text, &len);
+        if (r == -EFBIG)
+                return journal_fail(err, errlen, "%s is larger than %zu bytes", file, JOURNAL_SIZE_MAX);
+        if (r < 0)
+                return r;
+        return journal_parse(state_dir, text, len, ret, err, errlen);
 }

@@ -60,6 +60,9 @@ Journal *journal_new(const char *state_dir, const char *root);
  */
 int journal_load(const char *state_dir, Journal **ret, char *err, size_t errlen);
 
+/* The validation of journal_load() on text already read (len bytes, any content).  Same returns but -EPERM. */
+int journal_parse(const char *state_dir, const char *text, size_t len, Journal **ret, char *err, size_t errlen);
+
 /* Write the journal atomically (fsync + rename); an empty journal removes the file.  0 or -errno. */
 int journal_save(const Journal *j);
 

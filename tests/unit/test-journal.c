@@ -186,6 +186,7 @@ static void test_crafted(void **state) {
                 { "{\"version\":2,\"root\":\"/\",\"entries\":{}}", -EINVAL, "has no entries array" },
                 { "{\"version\":2,\"root\":\"/\",\"entries\":[1]}", -EINVAL, "entry 1 is not an object" },
                 { "[]", -EINVAL, "is not a JSON object" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[]} {}", -EINVAL, "is not a JSON object" },
                 { "{\"version\":2,", -EINVAL, "is not a JSON object" },
         };
         char *d = mktmp(), *root = fake_root(), err[512];
