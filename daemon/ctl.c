@@ -579,7 +579,7 @@ static int cmd_resume(const CtlOptions *o, char **args) {
         }
         if (asprintf(&path, "%s/resume-%s", o->state_dir, k->name) < 0)
                 return log_oom(), 1;
-        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+        fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
         if (fd < 0)
                 return log_error_errno(errno, "Failed to create %s: %m", path), 1;
         if (kill(pid, SIGUSR1) < 0)
