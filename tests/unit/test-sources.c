@@ -629,6 +629,26 @@ static void test_zoneinfo_errors(void **state) {
 
 /* Cut a real file at every line boundary: a prefix may only parse when it ends
  * at a zone boundary (the next line is a "Node" header or the end). */
+/* A malformed line is reported at its own line number. */
+static void test_zoneinfo_error_line(void **state) {
+        _cleanup_(freep) char *buf = NULL, *bad = NULL;
+        ZoneinfoError err = { 0 };
+        Zoneinfo zi = {};
+        size_t len, at = 0, line = 1;
+
+        (void) state;
+        buf = fixture_read("6.18.44-fc-live-smp2-24G", "zoneinfo.txt", &len);
+        bad = strdup(buf);
+        assert_non_null(bad);
+        /* Line 7 starts at column 0 without being a "Node" header. */
+        while (line < 7)
+                line += bad[at++] == '\n';
+        bad[at] = 'X';
+        assert_int_equal(zoneinfo_parse_at(bad, len, &zi, &err), -EINVAL);
+        assert_int_equal(err.line, 7);
+        assert_false(err.incomplete);
+}
+
 static void test_zoneinfo_truncated(void **state) {
         static const char *const files[][2] = {
                 { "6.18.44-fc-live-smp2-24G", "zoneinfo.txt" },
@@ -649,7 +669,8 @@ static void test_zoneinfo_truncated(void **state) {
 
                         if (cut > 0 && buf[cut - 1] != '\n')
                                 continue;
-                        r = zoneinfo_parse(buf, cut, &zi);
+                        ZoneinfoError err = { 0 };
+                        r = zoneinfo_parse_at(buf, cut, &zi, &err);
                         if (r == 0) {
                                 ok++;
                                 if (!strneq(buf + cut, "Node ", 5))
@@ -658,6 +679,15 @@ static void test_zoneinfo_truncated(void **state) {
                         } else {
                                 assert_int_equal(r, -EINVAL);
                                 rejected++;
+                                /* Issue 9 item 12: a file cut at a line end is incomplete at its last zone's
+                                 * "Node" line (or, with no zone at all, at its end). */
+                                size_t line = 1, at = 0;
+                                for (; at < cut && line < err.line; at++)
+                                        line += buf[at] == '\n';
+                                assert_true(err.incomplete);
+                                if (cut > 0 && err.line > 0 && !strneq(buf + at, "Node ", 5))
+                                        fail_msg("%s cut at %zu: line %zu is not a zone header: \"%.20s\"", files[f][0],
+                                                 cut, err.line, buf + at);
                         }
                 }
                 assert_true(ok >= 1);
@@ -1977,6 +2007,7 @@ int main(void) {
                 cmocka_unit_test(test_zoneinfo_fixtures),
                 cmocka_unit_test(test_zoneinfo_fixture_table_complete),
                 cmocka_unit_test(test_zoneinfo_details),
+                cmocka_unit_test(test_zoneinfo_error_line),
                 cmocka_unit_test(test_zoneinfo_read_roots),
                 cmocka_unit_test(test_zoneinfo_many_cpus),
                 cmocka_unit_test(test_zoneinfo_literal_old_layout),
