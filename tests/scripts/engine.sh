@@ -24,7 +24,8 @@ policy_dir() { # name -> a root-owned 0644 copy of tests/policies/name
 	cp "$top_srcdir"/tests/policies/"$1"/*.yaml "$d"/ 2>/dev/null; chmod 0644 "$d"/* 2>/dev/null; echo "$d"
 }
 # Independent oracle for `minimum`: per populated zone F = managed / (cpus * (4 * batch + 1)) + 1,
-# the largest over zones, at least 8 (kernel.md §2.2; cpus = online CPUs of the zone's node).
+# the largest over zones, at least 8 (kernel.md §2.2; cpus = online CPUs of the zone's node, all
+# online CPUs -- one pageset each in the zone -- for a node without CPUs, as zone_highsize() does).
 minimum_oracle() { # zoneinfo-file root
 	awk -v root="$2" '
 	function cpus(node,   f, line, n, a, i, b) {
@@ -35,10 +36,13 @@ minimum_oracle() { # zoneinfo-file root
 		}
 		close(f); return n
 	}
-	/^Node/ { node = $2; sub(",", "", node); managed = 0; batch = 0 }
+	/^Node/ { node = $2; sub(",", "", node); managed = 0; batch = 0; pagesets = 0 }
 	/^        managed/ { managed = $2 }
+	/^    cpu: / { pagesets++ }
 	/^              batch:/ && batch == 0 { batch = $2
-		c = cpus(node); f = int(managed / (c * (4 * batch + 1))) + 1; if (f > best) best = f }
+		c = cpus(node); if (c == 0) c = online
+		f = int(managed / (c * (4 * batch + 1))) + 1; if (f > best) best = f }
+	/^              batch:/ && pagesets > online { online = pagesets }
 	END { if (best < 8) best = 8; print best }' "$1"
 }
 start_daemon() { # policy-dir [extra args]
