@@ -93,31 +93,6 @@ static void metric_unavailable(MetricValues *mv, MetricId id, const char *why) {
         mv->why_unavailable[id] = why;
 }
 
-/*
- * Nodes with CPUs or memory: what N_CPU | N_MEMORY covers in the kernel
- * (node_states[], include/linux/nodemask.h).  Memory is read from zoneinfo:
- * a node counts if one of its zones has managed pages, so a memory-less
- * node with only empty zone blocks in /proc/zoneinfo does not count.
- * Node ids beyond TOPOLOGY_MAX_NODES are ignored (the kernel's MAX_NUMNODES
- * is at most 1024).
- */
-static unsigned count_nodes(const Snapshot *s) {
-        unsigned char seen[TOPOLOGY_MAX_NODES] = { 0 };
-        unsigned n = 0;
-
-        for (unsigned i = 0; i < s->topo.n_nodes && i < TOPOLOGY_MAX_NODES; i++)
-                if (s->topo.node_cpus && s->topo.node_cpus[i] > 0)
-                        seen[i] = 1;
-        for (size_t i = 0; i < s->zoneinfo.n_zones; i++) {
-                const Zone *z = &s->zoneinfo.zones[i];
-                if (z->node >= 0 && z->node < TOPOLOGY_MAX_NODES && z->managed_pages > 0)
-                        seen[z->node] = 1;
-        }
-        for (unsigned i = 0; i < TOPOLOGY_MAX_NODES; i++)
-                n += seen[i];
-        return n;
-}
-
 void metrics_from_snapshot(const Snapshot *s, MetricValues *ret) {
         MetricValues mv;
 
@@ -176,7 +151,8 @@ void metrics_from_snapshot(const Snapshot *s, MetricValues *ret) {
 
         metric_set(&mv, METRIC_CPUS, (double) s->topo.online_cpus);
         metric_set(&mv, METRIC_KERNEL, kernel_version_to_double(&s->topo.kernel));
-        unsigned nodes = count_nodes(s);
+        /* host_count_nodes(): the nodes status and plan count, 0 if none is known. */
+        unsigned nodes = host_count_nodes(s->topo.node_cpus, s->topo.n_nodes, s->pcp_zones, s->n_pcp_zones);
         if (nodes > 0)
                 metric_set(&mv, METRIC_NODES, (double) nodes);
         else

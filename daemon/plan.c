@@ -27,14 +27,7 @@ static int plan_host_alloc_zones(PlanHost *h, size_t n) {
 }
 
 static unsigned count_nodes(const PlanHost *h, const unsigned *node_cpus, unsigned n_node_ids) {
-        unsigned n = 0;
-        for (unsigned i = 0; i < n_node_ids; i++) {
-                bool has = node_cpus && node_cpus[i] > 0;
-                for (size_t z = 0; !has && z < h->n_zones; z++)
-                        has = h->zones[z].node == (int) i;
-                n += has;
-        }
-        return MAX(n, 1U);
+        return MAX(host_count_nodes(node_cpus, n_node_ids, h->zones, h->n_zones), 1U);
 }
 
 int plan_host_from_snapshot(const Snapshot *s, const char *label, PlanHost *ret) {
@@ -126,35 +119,18 @@ size_t plan_fractions(const PlanHost *h, const PlanOptions *o, int *ret, size_t 
         return n;
 }
 
-/* Most pages one zone's pcp lists may hold: high_max on every online CPU of the node. */
+/* Most bytes one zone's pcp lists may hold: host_zone_pcp_max_bytes(), as status reports it. */
 static uint64_t zone_max_bytes(const PlanHost *h, const PcpZone *z, const PcpSetting *s) {
-        /* A CPU-less node's zones are cached by the CPUs of other nodes: count all online CPUs. */
-        unsigned cpus = z->in.node_cpus ?: h->online_cpus;
-        return (uint64_t) s->high_max * cpus * h->page_size;
+        return host_zone_pcp_max_bytes(&z->in, s, h->page_size);
 }
 
 int plan_host_total_max(const PlanHost *h, int fraction, uint64_t *ret) {
-        uint64_t total = 0;
-        for (size_t i = 0; i < h->n_zones; i++) {
-                PcpSetting s;
-                int r = pcp_model_zone(h->regime, &h->zones[i].in, h->page_size, fraction, &s);
-                if (r < 0)
-                        return r;
-                total += zone_max_bytes(h, &h->zones[i], &s);
-        }
-        *ret = total;
-        return 0;
+        return host_pcp_max_bytes(h->regime, h->zones, h->n_zones, h->page_size, fraction, ret);
 }
 
-/* Transient overshoot above high during burst frees: batch << SCALE_MAX per CPU and zone (kernel.md §2.4). */
+/* Transient overshoot above high during burst frees: host_pcp_burst_bytes(). */
 static uint64_t host_burst_bytes(const PlanHost *h) {
-        uint64_t total = 0;
-        for (size_t i = 0; i < h->n_zones; i++) {
-                int batch = pcp_zone_batchsize(h->zones[i].in.managed_pages, h->page_size);
-                unsigned cpus = h->zones[i].in.node_cpus ?: h->online_cpus;
-                total += ((uint64_t) batch << PCP_BATCH_SCALE_MAX_DEFAULT) * cpus * h->page_size;
-        }
-        return total;
+        return host_pcp_burst_bytes(h->zones, h->n_zones, h->page_size);
 }
 
 static void host_metrics(const PlanHost *h, MetricValues *mv) {
@@ -241,7 +217,8 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                 print_wrapped(f, "  assumed: ", 11, host_shape_assumptions());
         }
 
-        fprintf(f, "\npcp lists per zone (pages; max = high_max x online CPUs of the node x page size)\n");
+        fprintf(f, "\npcp lists per zone (pages; cpus: the node's, which high is split over (0: all online CPUs);\n"
+                   "  max = high_max x page size on every online CPU's pageset)\n");
         fprintf(f, "%-4s %-7s %11s %9s %5s %10s %6s %9s %9s %11s\n", "node", "zone", "managed", "low", "cpus",
                 "fraction", "batch", "high_min", "high_max", "max");
         for (size_t i = 0; i < h->n_zones; i++) {

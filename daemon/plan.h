@@ -89,7 +89,7 @@ void plan_print_holds(FILE *f, const PlanHost *h, const PlanOptions *o);
 json_object *plan_holds_to_json(const PlanHost *h, const PlanOptions *o);
 
 
-/* The most pcp lists may hold at a fraction (high_max x CPUs x page size, every zone).  0 or -errno. */
+/* The most pcp lists may hold at a fraction, in bytes: host_pcp_max_bytes() over the host's zones.  0 or -errno. */
 int plan_host_total_max(const PlanHost *h, int fraction, uint64_t *ret);
 
 /* Fleet table: one CSV row per host, zone and fraction (header printed when header is true). */

@@ -67,17 +67,20 @@ static const PcpZone *find_pcp_zone(const Snapshot *s, const Zone *z) {
         return NULL;
 }
 
-/* Most memory pcp lists may hold at a fraction: high_max x online CPUs of the node x page size, all zones. */
+/* Most bytes pcp lists may hold at a fraction: host_pcp_max_bytes() (0 if the model refuses it). */
 static uint64_t pcp_max_bytes(const Snapshot *s, int fraction) {
-        uint64_t total = 0;
-        for (size_t i = 0; i < s->n_pcp_zones; i++) {
-                PcpSetting set;
-                const PcpZone *z = &s->pcp_zones[i];
-                if (pcp_model_zone(s->regime, &z->in, s->topo.page_size, fraction, &set) < 0)
-                        continue;
-                total += (uint64_t) set.high_max * z->in.node_cpus * s->topo.page_size;
-        }
-        return total;
+        uint64_t total;
+        return host_pcp_max_bytes(s->regime, s->pcp_zones, s->n_pcp_zones, s->topo.page_size, fraction, &total) < 0
+                       ? 0
+                       : total;
+}
+
+/* Most bytes one zone's pcp lists may hold at a fraction: host_zone_pcp_max_bytes(); -1 if the model refuses it. */
+static int64_t zone_pcp_max_bytes(const Snapshot *s, const PcpZone *z, int fraction) {
+        PcpSetting set;
+        if (pcp_model_zone(s->regime, &z->in, s->topo.page_size, fraction, &set) < 0)
+                return -1;
+        return (int64_t) MIN(host_zone_pcp_max_bytes(&z->in, &set, s->topo.page_size), (uint64_t) INT64_MAX);
 }
 
 
@@ -417,7 +420,7 @@ void report_print(FILE *f, const ReportInput *in) {
                            "and decays by 1/8 per second while idle\n");
         if (s->has_knob && s->knob.writable)
                 fprintf(f, "pcp lists: %s held now; at most %s at fraction %" PRId64
-                           " (high_max x CPUs on the node, every zone)\n",
+                           " (high_max x every online CPU's pageset, every zone)\n",
                         format_bytes(b1, sizeof b1, s->pcp_held_pages * s->topo.page_size),
                         format_bytes(b2, sizeof b2, pcp_max_bytes(s, (int) s->knob.value)), s->knob.value);
         else
@@ -466,10 +469,8 @@ void report_print(FILE *f, const ReportInput *in) {
                                 continue;
                         fprintf(f, "%-4d %-8s %5d %9d %9d %12s %12s\n", z->node, z->name, then.batch, then.high_min,
                                 then.high_max,
-                                format_bytes(b1, sizeof b1,
-                                             (uint64_t) now.high_max * z->in.node_cpus * s->topo.page_size),
-                                format_bytes(b2, sizeof b2,
-                                             (uint64_t) then.high_max * z->in.node_cpus * s->topo.page_size));
+                                format_bytes(b1, sizeof b1, host_zone_pcp_max_bytes(&z->in, &now, s->topo.page_size)),
+                                format_bytes(b2, sizeof b2, host_zone_pcp_max_bytes(&z->in, &then, s->topo.page_size)));
                 }
                 fprintf(f, "pcp lists may hold at most %s -> %s\n",
                         format_bytes(b1, sizeof b1, pcp_max_bytes(s, (int) s->knob.value)),
@@ -703,11 +704,20 @@ json_object *report_to_json(const ReportInput *in) {
                 json_object_object_add(zo, "high", json_range(v.high));
                 json_object_object_add(zo, "count_pages", json_object_new_int64((int64_t) v.count));
                 json_object_object_add(zo, "held_bytes", json_object_new_int64((int64_t) (v.count * s->topo.page_size)));
+                json_object_object_add(zo, "pagesets", json_object_new_int((int) host_zone_pageset_cpus(&pz->in)));
+                if (s->has_knob && zone_pcp_max_bytes(s, pz, (int) s->knob.value) >= 0)
+                        json_object_object_add(zo, "pcp_max_bytes",
+                                               json_object_new_int64(zone_pcp_max_bytes(s, pz, (int) s->knob.value)));
                 json_object_array_add(zones, zo);
         }
         json_object_object_add(o, "zones", zones);
         json_object_object_add(o, "pcp_held_bytes",
                                json_object_new_int64((int64_t) (s->pcp_held_pages * s->topo.page_size)));
+        uint64_t max_bytes;
+        if (s->has_knob && host_pcp_max_bytes(s->regime, s->pcp_zones, s->n_pcp_zones, s->topo.page_size,
+                                              (int) s->knob.value, &max_bytes) >= 0)
+                json_object_object_add(o, "pcp_max_bytes",
+                                       json_object_new_int64((int64_t) MIN(max_bytes, (uint64_t) INT64_MAX)));
 
         for (size_t i = 0; in->plan && i < in->plan->n_rules; i++) {
                 const RuleStatus *st = &in->plan->rules[i];

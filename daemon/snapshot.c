@@ -241,14 +241,7 @@ int snapshot_take_explain(const char *root, const Snapshot *prev, unsigned flags
 }
 
 unsigned snapshot_count_nodes(const Snapshot *s) {
-        unsigned n = 0;
-        for (unsigned i = 0; i < s->topo.n_nodes; i++) {
-                bool has = s->topo.node_cpus[i] > 0;
-                for (size_t z = 0; !has && z < s->n_pcp_zones; z++)
-                        has = s->pcp_zones[z].node == (int) i;
-                n += has;
-        }
-        return MAX(n, 1U);
+        return MAX(host_count_nodes(s->topo.node_cpus, s->topo.n_nodes, s->pcp_zones, s->n_pcp_zones), 1U);
 }
 
 void snapshot_memcg_cost(const Snapshot *s, const MemcgCostMeasurement *measured, double estimate_bytes,

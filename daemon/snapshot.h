@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "host-facts.h"
 #include "model-pcp.h"
 #include "model-percpu.h"
 #include "source-cgroup.h"

@@ -21,6 +21,7 @@
 #include "test-helpers.h"
 
 #include "calibration.h"
+#include "host-facts.h"
 #include "model-pcp.h"
 #include "model-percpu.h"
 #include "probe-percpu.h"
@@ -1216,6 +1217,48 @@ static void test_memcg_cost_file(void **state) {
 
 
 /* memcg IDs: live memcgs hold one each; dying ones only while swap entries may reference them. */
+/* host-facts.h: the nodes and the pcp memory status, plan and the metrics share. */
+static void test_host_facts(void **state) {
+        /* numa2-memonly-smp4-4G at fraction 1000: node 0 CPUs 0-3, node 1 memory only. */
+        unsigned node_cpus[] = { 4, 0 };
+        PcpZone zones[] = {
+                { 0, "DMA", { 3840, 107, 4, 4 } },
+                { 0, "DMA32", { 500387, 14015, 4, 4 } },
+                { 1, "DMA32", { 245728, 6902, 0, 4 } },
+                { 1, "Normal", { 253700, 7133, 0, 4 } },
+        };
+        PcpSetting s;
+        uint64_t total;
+        (void) state;
+
+        assert_int_equal(host_count_nodes(node_cpus, 2, zones, 4), 2);
+        assert_int_equal(host_count_nodes(node_cpus, 2, zones, 2), 1);   /* node 1 without its zones */
+        assert_int_equal(host_count_nodes(NULL, 0, zones, 4), 2);        /* no node lists: zones only */
+        assert_int_equal(host_count_nodes(node_cpus, 1, zones, 4), 2);   /* node 1 beyond the list, once */
+        assert_int_equal(host_count_nodes(NULL, 0, NULL, 0), 0);
+
+        /* Node 1's zones: high split over all 4 online CPUs, held on all 4 pagesets. */
+        assert_int_equal(host_zone_pageset_cpus(&zones[2].in), 4);
+        assert_int_equal(pcp_model_zone(PCP_REGIME_FIXED, &zones[2].in, 4096, 0, &s), 0);
+        assert_int_equal(s.high_max, 1725);                              /* 6902 / 4, zoneinfo prints it */
+        assert_int_equal(host_zone_pcp_max_bytes(&zones[2].in, &s, 4096), (uint64_t) 1725 * 4 * 4096);
+        assert_int_equal(host_pcp_max_bytes(PCP_REGIME_FIXED, zones, 4, 4096, 1000, &total), 0);
+        assert_int_equal(total, (uint64_t) (4 + 3 * 252) * 4 * 4096);
+        assert_int_equal(host_pcp_max_bytes(PCP_REGIME_FIXED, zones, 4, 4096, -7, &total), -EINVAL);
+
+        /* numa2 with CPUs on both nodes: 8 CPUs split high, all 16 have a pageset. */
+        PcpZone z16 = { 1, "Normal", { 1031443, 14287, 8, 16 } };
+        assert_int_equal(pcp_model_zone(PCP_REGIME_FIXED, &z16.in, 4096, 1000, &s), 0);
+        assert_int_equal(s.high_max, 252);
+        assert_int_equal(host_zone_pcp_max_bytes(&z16.in, &s, 4096), (uint64_t) 252 * 16 * 4096);
+        assert_int_equal(host_pcp_burst_bytes(&z16, 1, 4096), (uint64_t) (63 << 5) * 16 * 4096);
+
+        /* Saturates instead of wrapping. */
+        s.high_max = INT_MAX;
+        z16.in.online_cpus = UINT_MAX;
+        assert_int_equal(host_zone_pcp_max_bytes(&z16.in, &s, 1u << 31), UINT64_MAX);
+}
+
 static void test_memcg_ids(void **state) {
         Snapshot s = { 0 };
         MemcgIdUsage u;
@@ -1287,6 +1330,7 @@ int main(void) {
                 cmocka_unit_test(test_memcg_cost),
                 cmocka_unit_test(test_percpu_split),
                 cmocka_unit_test(test_memcg_cost_file),
+                cmocka_unit_test(test_host_facts),
                 cmocka_unit_test(test_memcg_ids),
                 cmocka_unit_test(test_bulk_free_pages),
                 cmocka_unit_test(test_calibration),

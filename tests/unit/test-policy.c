@@ -1280,12 +1280,19 @@ static void test_metrics_from_snapshot(void **state) {
                 { .node = 2, .name = "Normal", .populated = false, .managed_pages = 0 },
                 { .node = 3, .name = "Normal", .populated = false, .managed_pages = 0 },
         };
+        /* What snapshot_derive() makes of the populated zones: the nodes are counted on them. */
+        PcpZone pcp_zones[2] = {
+                { .node = 0, .name = "DMA32", .in = { .managed_pages = 1000, .node_cpus = 4, .online_cpus = 8 } },
+                { .node = 1, .name = "Normal", .in = { .managed_pages = 2000, .node_cpus = 0, .online_cpus = 8 } },
+        };
         Snapshot s = {
                 .topo = { .n_nodes = 3, .node_cpus = node_cpus, .online_cpus = 8, .page_size = 4096,
                           .kernel = { 6, 12, 117 } },
                 .meminfo = { .mem_total_kib = 8 * 1024 * 1024, .mem_free_kib = 1024, .mem_available_kib = 2048,
                              .percpu_kib = 512, .has_mem_available = true, .has_percpu = true },
                 .zoneinfo = { .zones = zones, .n_zones = 4 },
+                .pcp_zones = pcp_zones,
+                .n_pcp_zones = 2,
                 .memcg = { .mode = CGROUP_MEMORY_V2, .live = 40, .dying = 7 },
                 .psi = { .some = { 1.5, 2.5, 3.5, 0 }, .full = { 0.5, 0.25, 0.125, 0 }, .has_full = true },
                 .has_memcg = true,
