@@ -160,3 +160,18 @@ int calibration_save(const char *dir, const Calibration *c) {
                 return -ENOMEM;
         return write_file_atomic(path, text, strlen(text), 0644);
 }
+
+GoalFeedback calibration_goal_feedback(double measured_p99_ns, uint64_t samples, double target_ns,
+                                       double predicted_ns, double refit_ns_per_page, double used_ns_per_page,
+                                       usec_t since_last_change) {
+        if (!(used_ns_per_page > 0) || !(refit_ns_per_page > 0))
+                return _GOAL_FEEDBACK_INVALID;
+        if (samples < GOAL_MIN_SAMPLES)
+                return GOAL_TOO_FEW;
+        if (measured_p99_ns <= target_ns && measured_p99_ns >= predicted_ns * (1.0 - GOAL_SLACK))
+                return GOAL_AGREES;
+        if (fabs(refit_ns_per_page - used_ns_per_page) / used_ns_per_page <= GOAL_NS_BAND ||
+            since_last_change < GOAL_COOLDOWN_USEC)
+                return GOAL_KEEP;
+        return GOAL_RESOLVE;
+}

@@ -66,3 +66,30 @@ char *calibration_format(const Calibration *c);
 int calibration_load(const char *dir, Calibration *ret);
 /* Atomic replace, mode 0644, dir made if missing.  0 or -errno. */
 int calibration_save(const char *dir, const Calibration *c);
+
+/*
+ * A bulk_free_p99 goal, once applied, is checked against what is measured.
+ * It disagrees when the measured p99 is above the target, or more than
+ * GOAL_SLACK below the prediction (the lists could be longer).  Then the goal
+ * is solved again with the refitted calibration, but only when that moved by
+ * more than GOAL_NS_BAND and GOAL_COOLDOWN_USEC has passed since the last
+ * change: a calibration within the band, or a disagreement soon after a
+ * change, changes nothing, so the fraction never flaps.  Pure.
+ */
+#define GOAL_MIN_SAMPLES 20
+#define GOAL_SLACK 0.25
+#define GOAL_NS_BAND 0.10
+#define GOAL_COOLDOWN_USEC (600 * USEC_PER_SEC)
+
+typedef enum GoalFeedback {
+        GOAL_AGREES,              /* measured within [prediction x (1 - slack), target] */
+        GOAL_TOO_FEW,             /* fewer than GOAL_MIN_SAMPLES bulk frees since it was applied */
+        GOAL_KEEP,                /* disagrees, but the calibration is within the band or in cooldown */
+        GOAL_RESOLVE,             /* disagrees: solve again with the refitted calibration */
+        _GOAL_FEEDBACK_MAX,
+        _GOAL_FEEDBACK_INVALID = -EINVAL,
+} GoalFeedback;
+
+GoalFeedback calibration_goal_feedback(double measured_p99_ns, uint64_t samples, double target_ns,
+                                       double predicted_ns, double refit_ns_per_page, double used_ns_per_page,
+                                       usec_t since_last_change);

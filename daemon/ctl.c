@@ -156,6 +156,10 @@ static int cmd_status(const CtlOptions *o) {
         r = policy_set_load_default(policy_dir, !o->no_owner_check, &set, &diag);
         for (size_t i = 0; i < diag.n_errors; i++)
                 log_error("%s", diag.errors[i]);
+        /* bulk_free_p99 goals are solved with this host's calibration (a snapshot is not this host). */
+        Calibration cal;
+        if (st && streq(o->root, "/") && calibration_load(o->calibration_dir, &cal) >= 0)
+                eval_state_set_ns_per_page(st, cal.ns_per_page);
         if (r >= 0 && st)
                 (void) policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &plan);
 

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/inotify.h>
@@ -110,9 +111,19 @@ struct Manager {
         usec_t bulk_window_start;
         usec_t bulk_period_usec;          /* one BULK_WINDOW_USEC of tracing per period; 0: never */
         char *calibration_dir;
+        bool calibration_dir_given;       /* --calibration-dir */
         Calibration cal;                  /* time per page, fitted from the measured bulk frees */
         bool cal_valid;                   /* cal holds a fit (loaded or made) */
         uint64_t cal_seen;                /* window records already added to cal */
+        /* bulk_free_p99 goals: the time per page they are solved with, changed with hysteresis
+         * (manager_goal_feedback()), and what the last sample decided. */
+        double goal_ns;
+        usec_t goal_ns_changed;
+        usec_t goal_applied_at;           /* since when the knob holds the goal's fraction (0: not) */
+        bool goal_active;
+        PcpGoal goal;
+        int goal_fraction;
+        double goal_predicted_ns;
         Snapshot *prev;                   /* the last snapshot: costly sources are reused from it */
         unsigned zoneinfo_skips, memcg_skips;
 
@@ -216,6 +227,7 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         m->state_dir = strdup(cfg->state_dir ?: STATE_DIR_DEFAULT);
         m->policy_dir = cfg->policy_dir ? strdup(cfg->policy_dir) : NULL;
         m->calibration_dir = strdup(cfg->calibration_dir ?: CALIBRATION_DIR_DEFAULT);
+        m->calibration_dir_given = cfg->calibration_dir;
         m->eval = eval_state_new();
         if (!m->root || !m->state_dir || (cfg->policy_dir && !m->policy_dir) || !m->eval || !m->calibration_dir)
                 return -ENOMEM;
@@ -464,6 +476,25 @@ static void manager_open_metrics(Manager *m) {
                 log_info("Writing metrics to %s/%s after every sample", m->metrics_dir, PROM_FILE);
 }
 
+/* The calibration of earlier runs: a file read back by a root daemon, validated like any input. */
+static void manager_load_calibration(Manager *m) {
+        /* Another root (a snapshot, a test tree) is not this host: its calibration only when named. */
+        int r = streq(m->root, "/") || m->calibration_dir_given ? calibration_load(m->calibration_dir, &m->cal) : -ENOENT;
+        if (r >= 0) {
+                m->cal_valid = true;
+                m->goal_ns = m->cal.ns_per_page;
+                eval_state_set_ns_per_page(m->eval, m->goal_ns);
+                log_full_errno(m->once ? LOG_DEBUG : LOG_INFO, 0,
+                               "Bulk-free calibration from %s: %.1f ns per page (%.0f bulk frees, kernel %s)",
+                               m->calibration_dir, m->cal.ns_per_page, m->cal.n, m->cal.kernel);
+                return;
+        }
+        m->cal = (Calibration){ 0 };
+        if (r != -ENOENT)
+                log_warning_errno(r, "Failed to read the calibration in %s: %s; starting a new one", m->calibration_dir,
+                                  errno_str(r));
+}
+
 int manager_startup(Manager *m) {
         int r;
 
@@ -472,6 +503,7 @@ int manager_startup(Manager *m) {
         r = manager_load_policies(m, true);
         if (r < 0)
                 return r;
+        manager_load_calibration(m);
         manager_open_metrics(m);
         if (m->dry_run)
                 return 0;
@@ -569,7 +601,7 @@ static bool manager_bind_knob(Manager *m, const Snapshot *s) {
 /* Apply the plan's pcp decision: the winning goal, or hand the knob back when nothing wants it. */
 static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
         const PcpDecision *d = &plan->pcp_high;
-        char gbuf[64], reason[160];
+        char gbuf[64], reason[320];
         int r;
 
         m->has_pcp_target = false;
@@ -583,6 +615,14 @@ static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
                                                        "no active rule sets pcp.high any more")) == KNOB_RESTORED;
                 return false;
         }
+        if (d->solve_error == -ENODATA && d->goal.kind == PCP_GOAL_BULK_FREE_P99) {
+                if (manager_warn_once(m, d->policy->name, d->rule->name))
+                        log_warning("Rule %s/%s: pcp.high %s needs this host's bulk-free calibration, which pcptuned "
+                                    "fits from traced bulk frees (%s): the knob is left alone until there is one",
+                                    d->policy->name, d->rule->name, pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf),
+                                    m->bulk ? "tracing" : m->bulk_why);
+                return false;
+        }
         if (d->solve_error < 0 && d->solve_error != -ERANGE) {
                 if (manager_warn_once(m, d->policy->name, d->rule->name))
                         log_warning_errno(d->solve_error, "Rule %s/%s: cannot solve pcp.high %s on this host: %s",
@@ -590,11 +630,25 @@ static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
                                           pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf), errno_str(d->solve_error));
                 return false;
         }
-        if (d->solve_error == -ERANGE && manager_warn_once(m, d->policy->name, d->rule->name))
+        if (d->solve_error == -ERANGE && d->goal.kind == PCP_GOAL_BULK_FREE_P99 &&
+            manager_warn_once(m, d->policy->name, d->rule->name))
+                log_warning("Rule %s/%s: pcp.high %s: no fraction meets it (the minimum moves %" PRIu64 " pages per bulk "
+                            "free, predicted %.0f us at %.1f ns per page); using the minimum",
+                            d->policy->name, d->rule->name, pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf), d->pages,
+                            d->predicted_ns / 1000.0, d->ns_per_page);
+        else if (d->solve_error == -ERANGE && manager_warn_once(m, d->policy->name, d->rule->name))
                 log_warning("Rule %s/%s: pcp.high %s is below the kernel's floor of 4 x batch; using the minimum",
                             d->policy->name, d->rule->name, pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf));
 
-        snprintf(reason, sizeof reason, "pcp.high %s", pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf));
+        if (d->goal.kind == PCP_GOAL_BULK_FREE_P99)
+                /* The prediction and why: dry-run prints it in the "would set" line. */
+                snprintf(reason, sizeof reason,
+                         "pcp.high %s: predicted p99 %.0f us (%" PRIu64 " pages x %.1f ns per page); the default "
+                         "would move %" PRIu64 " pages, %.0f us",
+                         pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf), d->predicted_ns / 1000.0, d->pages,
+                         d->ns_per_page, d->default_pages, d->ns_per_page * (double) d->default_pages / 1000.0);
+        else
+                snprintf(reason, sizeof reason, "pcp.high %s", pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf));
         /* minimum: -1 where the kernel has pcptune's contrib patch (no per-host fraction to re-solve);
          * found out by writing it once: a kernel without the patch rejects it with EINVAL. */
         int target = d->fraction;
@@ -1314,6 +1368,26 @@ static void manager_bulk_free_metrics(const BulkFreeView *v, MetricValues *mv) {
         metric_set(mv, METRIC_PCP_BULK_FREE_SAMPLES, (double) v->sum.samples);
 }
 
+/* What the last sample decided for a bulk_free_p99 goal, and since when the knob holds it. */
+static void manager_goal_track(Manager *m, const Plan *plan, usec_t now) {
+        const PcpDecision *d = &plan->pcp_high;
+        bool active = d->wanted && d->goal.kind == PCP_GOAL_BULK_FREE_P99 &&
+                      (d->solve_error >= 0 || d->solve_error == -ERANGE);
+
+        if (!active || d->fraction != m->goal_fraction || !m->goal_active)
+                m->goal_applied_at = 0;
+        m->goal_active = active;
+        if (!active)
+                return;
+        m->goal = d->goal;
+        m->goal_fraction = d->fraction;
+        m->goal_predicted_ns = d->predicted_ns;
+        int64_t v;
+        if (m->goal_applied_at == 0 && !m->dry_run && m->knob_known && knob_read(m->root, m->pcp_knob.desc, &v) >= 0 &&
+            v == d->fraction)
+                m->goal_applied_at = now;
+}
+
 /* One sample: sources -> snapshot -> evaluation -> plan -> actuators.  cheap: reuse costly sources. */
 static bool manager_has_reclaim_rule(const Manager *m) {
         for (size_t i = 0; m->policies && i < m->policies->n_policies; i++)
@@ -1396,6 +1470,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
         for (size_t i = 0; i < plan.n_rules; i++)
                 m->exit_rules_active |= plan.rules[i].verdict == RULE_ACTIVE && rule_uses_exits(plan.rules[i].rule);
         bool wrote = manager_apply_pcp(m, s, &plan);
+        manager_goal_track(m, &plan, now);
         manager_apply_scale(m, &plan);
         if (wrote) { /* written or restored */
                 /* The report and STATUS= show what the knob holds now, and the next sample reads
@@ -1709,6 +1784,52 @@ static void manager_calibrate(Manager *m) {
                                   errno_str(r));
 }
 
+/* A bulk_free_p99 goal, once applied, against what is measured: calibration_goal_feedback(). */
+static void manager_goal_feedback(Manager *m, usec_t now) {
+        BulkFreeSummary sum;
+        char gbuf[64];
+
+        if (!m->cal_valid)
+                return;
+        if (m->goal_ns <= 0) {
+                /* The first calibration: goals can be solved from now on. */
+                m->goal_ns = m->cal.ns_per_page;
+                m->goal_ns_changed = now;
+                eval_state_set_ns_per_page(m->eval, m->goal_ns);
+                if (m->goal_active)
+                        log_info("Bulk-free goals are solved with %.1f ns per page from now on", m->goal_ns);
+                return;
+        }
+        if (!m->goal_active || m->goal_applied_at == 0 || !m->bulk)
+                return;
+        if (bulk_free_window_summarize(bulk_free_source_window(m->bulk), m->goal_applied_at, &sum) < 0 ||
+            sum.samples < GOAL_MIN_SAMPLES)
+                return;
+        double measured = sum.p99_seconds * 1e9;
+        GoalFeedback fb = calibration_goal_feedback(measured, sum.samples, (double) m->goal.value,
+                                                    m->goal_predicted_ns, m->cal.ns_per_page, m->goal_ns,
+                                                    now - m->goal_ns_changed);
+        if (fb == GOAL_TOO_FEW || fb == GOAL_AGREES || fb < 0)
+                return;
+        if (fb == GOAL_KEEP) {
+                log_debug("pcp.high %s: measured p99 %.0f us (%" PRIu64 " bulk frees) disagrees with the target or the "
+                          "prediction %.0f us; calibration %.1f ns per page against %.1f in use, changed %.0f s ago: "
+                          "keeping fraction %d",
+                          pcp_goal_to_string(&m->goal, gbuf, sizeof gbuf), measured / 1000.0, sum.samples,
+                          m->goal_predicted_ns / 1000.0, m->cal.ns_per_page, m->goal_ns,
+                          (double) (now - m->goal_ns_changed) / 1e6, m->goal_fraction);
+                return;
+        }
+        log_notice("pcp.high %s: measured p99 %.0f us over %" PRIu64 " bulk frees at fraction %d, predicted %.0f us; "
+                   "the refitted calibration moved from %.1f to %.1f ns per page: solving the goal again",
+                   pcp_goal_to_string(&m->goal, gbuf, sizeof gbuf), measured / 1000.0, sum.samples, m->goal_fraction,
+                   m->goal_predicted_ns / 1000.0, m->goal_ns, m->cal.ns_per_page);
+        m->goal_ns = m->cal.ns_per_page;
+        m->goal_ns_changed = now;
+        m->goal_applied_at = 0;
+        eval_state_set_ns_per_page(m->eval, m->goal_ns);
+}
+
 static int on_bulk_timer(sd_event_source *es, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         usec_t now = now_usec(CLOCK_MONOTONIC), next;
@@ -1737,6 +1858,7 @@ static int on_bulk_timer(sd_event_source *es, uint64_t usec, void *userdata) {
                 if (r < 0)
                         log_debug_errno(r, "Failed to stop tracing bulk frees: %s", errno_str(r));
                 manager_calibrate(m);
+                manager_goal_feedback(m, now);
                 usec_t on = now - m->bulk_window_start;
                 next = m->bulk_period_usec > on ? m->bulk_period_usec - on : 0;
                 usec_t stretch = (usec_t) ((double) m->bulk_window_cost / BULK_COST_BUDGET);
@@ -1767,18 +1889,6 @@ static void manager_setup_bulk_free(Manager *m) {
         /* A bounded buffer: BULK_BUFFER_TOTAL_KB over the CPUs, within [BULK_BUFFER_MIN_KB, BULK_BUFFER_MAX_KB]. */
         unsigned cpus = topology_read(m->root, &topo) >= 0 ? MAX(topo.possible_cpus, topo.online_cpus) : 1;
         unsigned kb = CLAMP(BULK_BUFFER_TOTAL_KB / MAX(cpus, 1U), BULK_BUFFER_MIN_KB, BULK_BUFFER_MAX_KB);
-        /* The calibration of earlier runs: a file read back by a root daemon, validated like any input. */
-        r = calibration_load(m->calibration_dir, &m->cal);
-        if (r >= 0) {
-                m->cal_valid = true;
-                log_info("Bulk-free calibration from %s: %.1f ns per page (%.0f bulk frees, kernel %s)",
-                         m->calibration_dir, m->cal.ns_per_page, m->cal.n, m->cal.kernel);
-        } else {
-                m->cal = (Calibration){ 0 };
-                if (r != -ENOENT)
-                        log_warning_errno(r, "Failed to read the calibration in %s: %s; starting a new one",
-                                          m->calibration_dir, errno_str(r));
-        }
         /* mm_page_free is sampled by pfn, as sparsely as the smallest batch allows (bulk_free_free_shift()). */
         unsigned smallest = UINT_MAX;
         Zoneinfo zi = { 0 };

@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
+#include <math.h>
+
 #include "policy-eval.h"
+#include "probe-kernel.h"
 
 /* History of one rule, keyed by policy and rule name so that it survives a reload. */
 typedef struct RuleHistory {
@@ -17,7 +20,13 @@ typedef struct RuleHistory {
 struct EvalState {
         RuleHistory *rules;
         size_t n_rules;
+        double ns_per_page;
 };
+
+void eval_state_set_ns_per_page(EvalState *s, double ns_per_page) {
+        if (s)
+                s->ns_per_page = ns_per_page > 0 && isfinite(ns_per_page) ? ns_per_page : 0;
+}
 
 static const char *const rule_verdict_table[_RULE_VERDICT_MAX] = {
         [RULE_ACTIVE] = "active",
@@ -365,10 +374,23 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
                         d->solve_error = -ENODATA;
                 else {
                         int f = 0;
+                        bool batched = kernel_batched_free_path(&snap->topo.kernel);
+                        if (d->goal.kind == PCP_GOAL_BULK_FREE_P99) {
+                                d->goal.ns_per_page = state ? state->ns_per_page : 0;
+                                d->goal.batched = batched;
+                                d->ns_per_page = d->goal.ns_per_page;
+                        }
                         d->solve_error = pcp_solve_goal(snap->regime, snap->pcp_zones, snap->n_pcp_zones,
                                                         snap->topo.page_size, &d->goal, &f);
                         if (d->solve_error >= 0 || d->solve_error == -ERANGE)
                                 d->fraction = f;
+                        if (d->goal.kind == PCP_GOAL_BULK_FREE_P99 && d->ns_per_page > 0 &&
+                            (d->solve_error >= 0 || d->solve_error == -ERANGE) &&
+                            pcp_bulk_free_pages_host(snap->regime, snap->pcp_zones, snap->n_pcp_zones,
+                                                     snap->topo.page_size, f, batched, &d->pages) >= 0 &&
+                            pcp_bulk_free_pages_host(snap->regime, snap->pcp_zones, snap->n_pcp_zones,
+                                                     snap->topo.page_size, 0, batched, &d->default_pages) >= 0)
+                                d->predicted_ns = d->ns_per_page * (double) d->pages;
                 }
         }
 

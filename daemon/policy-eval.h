@@ -19,6 +19,12 @@ typedef struct EvalState EvalState;
 
 EvalState *eval_state_new(void);
 EvalState *eval_state_free(EvalState *s);
+
+/*
+ * The bulk-free time per page (ns, > 0; 0: none) that bulk_free_p99 goals are
+ * solved with: the daemon's calibration, held with hysteresis (manager.c).
+ */
+void eval_state_set_ns_per_page(EvalState *s, double ns_per_page);
 DEFINE_TRIVIAL_CLEANUP_FUNC(EvalState *, eval_state_free);
 
 /* Why a rule is (in)active, for reports. */
@@ -84,7 +90,13 @@ typedef struct PcpDecision {
         const Rule *rule;
         PcpGoal goal;
         int fraction;             /* solved value of vm.percpu_pagelist_high_fraction */
-        int solve_error;          /* 0, -ERANGE (cap below the floor: minimum used), -EOPNOTSUPP (legacy kernel) */
+        int solve_error;          /* 0, -ERANGE (cap below the floor: minimum used), -EOPNOTSUPP (legacy kernel),
+                                   * -ENODATA (bulk_free_p99 without a calibration) */
+        /* bulk_free_p99 goals: the prediction behind the choice (model-pcp.h, calibration.h). */
+        double ns_per_page;       /* the calibration solved with (0: none) */
+        uint64_t pages;           /* pages per bulk free at the chosen fraction, worst zone */
+        double predicted_ns;      /* pages x ns_per_page */
+        uint64_t default_pages;   /* the same at the default fraction */
 } PcpDecision;
 
 /* An action a rule asks for now (rule active, cooldown elapsed). */

@@ -898,7 +898,8 @@ static int parse_host(Parser *p, void *dest) {
 /* pcp: */
 
 static const char goal_forms[] =
-        "minimum, default, '<N>x batch', '<size> per cpu', '<size> per node' or {fraction: N}";
+        "minimum, default, '<N>x batch', '<size> per cpu', '<size> per node', {fraction: N} or "
+        "{bulk_free_p99: TIME}";
 
 /* Does s end with blank + word?  Then *ret_len is the length before the blank. */
 static bool ends_with_word(const char *s, const char *word, size_t *ret_len) {
@@ -970,8 +971,32 @@ static int parse_fraction(Parser *p, void *dest) {
         return parser_next(p);
 }
 
+/* {bulk_free_p99: 200us}: the largest high whose predicted p99 bulk-free hold meets it (model-pcp.h). */
+static int parse_bulk_free_p99(Parser *p, void *dest) {
+        PcpGoal *g = dest;
+        char buf[96], packed[64];
+        usec_t us = 0;
+        size_t n = 0;
+        int r;
+
+        r = parser_expect_scalar(p, "a time like 200us or 1ms");
+        if (r < 0)
+                return r;
+        for (const char *c = scalar_value(p); *c && n + 1 < sizeof packed; c++)
+                if (*c != ' ')
+                        packed[n++] = *c;
+        packed[n] = 0;
+        /* A unit is required ("200" could be seconds or microseconds); 1 us to 1 s. */
+        if (n == 0 || is_ascii_digit(packed[n - 1]) || parse_duration(packed, &us) < 0 || us < 1 || us > USEC_PER_SEC)
+                return parser_bad_scalar(p, "expected a time between 1us and 1s like 200us or 1ms, found %s",
+                                         event_describe(p, buf, sizeof(buf)));
+        *g = (PcpGoal){ PCP_GOAL_BULK_FREE_P99, us * NSEC_PER_USEC, 0, false };
+        return parser_next(p);
+}
+
 static const Field fraction_fields[] = {
-        { "fraction", parse_fraction, 0, FIELD_REQUIRED },
+        { "fraction", parse_fraction, 0, 0 },
+        { "bulk_free_p99", parse_bulk_free_p99, 0, 0 },
 };
 
 static int parse_goal(Parser *p, PcpGoal *ret) {
@@ -981,9 +1006,19 @@ static int parse_goal(Parser *p, PcpGoal *ret) {
         size_t n;
         int r;
 
-        if (p->event.type == YAML_MAPPING_START_EVENT)
-                return parse_mapping(p, "a goal {fraction: N}", fraction_fields, ELEMENTSOF(fraction_fields), ret,
-                                     NULL);
+        if (p->event.type == YAML_MAPPING_START_EVENT) {
+                yaml_mark_t start = p->event.start_mark;
+                unsigned keys = 0;
+                r = parse_mapping(p, "a goal {fraction: N} or {bulk_free_p99: TIME}", fraction_fields,
+                                  ELEMENTSOF(fraction_fields), ret, &keys);
+                if (r >= 0 && keys != 1) {
+                        parser_error(p, &start, "expected one of 'fraction' or 'bulk_free_p99' in a goal mapping, "
+                                                "found %u keys",
+                                     keys);
+                        return -EINVAL;
+                }
+                return r;
+        }
 
         if (p->event.type != YAML_SCALAR_EVENT || event_is_null(p)) {
                 parser_error(p, event_mark(p), "expected a pcp high goal (%s), found %s", goal_forms,

@@ -257,6 +257,10 @@ static const char *decision_reason(const ReportInput *in, char *buf, size_t size
                          in->dry_run ? "would restore" : "restore", s->knob.name, s->knob.value, in->knob->original);
         else if (!d || !d->wanted)
                 snprintf(buf, size, "%s stays %" PRId64 ": no active rule sets pcp.high", s->knob.name, s->knob.value);
+        else if (d->solve_error == -ENODATA && d->goal.kind == PCP_GOAL_BULK_FREE_P99)
+                snprintf(buf, size, "rule %s/%s wants pcp.high %s: no bulk-free calibration on this host yet "
+                                    "(pcptuned fits one from traced bulk frees): %s stays %" PRId64,
+                         d->policy->name, d->rule->name, gbuf, s->knob.name, s->knob.value);
         else if (d->solve_error < 0 && d->solve_error != -ERANGE)
                 snprintf(buf, size, "rule %s/%s wants pcp.high %s but it cannot be solved here: %s", d->policy->name,
                          d->rule->name, gbuf, errno_str(d->solve_error));
@@ -272,8 +276,19 @@ static const char *decision_reason(const ReportInput *in, char *buf, size_t size
 }
 
 static void print_decision(FILE *f, const ReportInput *in) {
+        const PcpDecision *d = in->plan ? &in->plan->pcp_high : NULL;
         char buf[512];
         fprintf(f, "decision: %s\n", decision_reason(in, buf, sizeof buf));
+        if (d && d->wanted && d->goal.kind == PCP_GOAL_BULK_FREE_P99 && d->ns_per_page > 0 &&
+            (d->solve_error >= 0 || d->solve_error == -ERANGE))
+                fprintf(f, "  why: predicted p99 bulk-free hold %.0f us (%" PRIu64 " pages x %.1f ns per page) %s the "
+                           "target %.0f us; the default would move %" PRIu64 " pages (%.0f us)%s\n",
+                        d->predicted_ns / 1000.0, d->pages, d->ns_per_page,
+                        d->predicted_ns <= (double) d->goal.value ? "meets" : "misses", (double) d->goal.value / 1000.0,
+                        d->default_pages, d->ns_per_page * (double) d->default_pages / 1000.0,
+                        d->fraction == 0 ? ": the default meets it"
+                        : d->solve_error == -ERANGE ? ": no fraction meets it, the minimum is the closest"
+                                                    : ": the largest lists that meet it");
 }
 
 /* What a rule does, for one report column: "pcp.high 8x batch, action reclaim-dying". */
@@ -769,6 +784,17 @@ json_object *report_to_json(const ReportInput *in) {
                         json_object_object_add(dec, "fraction", json_object_new_int(d->fraction));
                 if (d->solve_error < 0)
                         json_object_object_add(dec, "error", json_object_new_string(errno_str(d->solve_error)));
+                if (d->goal.kind == PCP_GOAL_BULK_FREE_P99 && d->ns_per_page > 0) {
+                        json_object *pr = json_object_new_object();
+                        json_object_object_add(pr, "target_seconds", json_object_new_double((double) d->goal.value / 1e9));
+                        json_object_object_add(pr, "ns_per_page", json_object_new_double(d->ns_per_page));
+                        json_object_object_add(pr, "pages", json_object_new_int64((int64_t) d->pages));
+                        json_object_object_add(pr, "p99_seconds", json_object_new_double(d->predicted_ns / 1e9));
+                        json_object_object_add(pr, "default_pages", json_object_new_int64((int64_t) d->default_pages));
+                        json_object_object_add(pr, "default_p99_seconds",
+                                               json_object_new_double(d->ns_per_page * (double) d->default_pages / 1e9));
+                        json_object_object_add(dec, "prediction", pr);
+                }
         }
         bool change = decision_changes(in, &target);
         json_object_object_add(dec, "change", json_object_new_boolean(change));

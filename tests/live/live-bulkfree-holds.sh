@@ -16,6 +16,7 @@ tmp=$(mktemp -d /tmp/pcptune-live-bulkfree.XXXXXX)
 pid=""
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
+	[ -n "${original:-}" ] && echo "$original" >/proc/sys/vm/percpu_pagelist_high_fraction
 	[ -n "$mounted" ] && umount "$tfs"
 	rm -rf "$tmp"
 }
@@ -94,6 +95,29 @@ kill "$pid"; wait "$pid"; rc=$?; pid=""
 [ "$rc" = 0 ] && tap_ok "pcptuned stops cleanly" || tap_fail "pcptuned exit $rc" "$(cat "$tmp/log")"
 [ ! -d "$tfs/instances/pcptune-$dpid" ] && tap_ok "its trace instance is removed" ||
 	tap_fail "instance left" "$(ls "$tfs/instances")"
+# The goal on the live knob with the calibration just fitted: the fraction plan --latency names, set by
+# the daemon, restored when it stops.
+knob=/proc/sys/vm/percpu_pagelist_high_fraction
+original=$(cat "$knob")
+if [ -s "$tmp/cal/calibration.json" ] && [ -w "$knob" ]; then
+	mkdir -p "$tmp/goal"
+	printf 'version: 1\nname: latency\nrules:\n  - name: goal\n    pcp: { high: { bulk_free_p99: 200us } }\n' >"$tmp/goal/50.yaml"
+	chmod 0644 "$tmp/goal/50.yaml"
+	want=$("$PCPTUNECTL" plan --policy-dir "$tmp/pol" --calibration-dir "$tmp/cal" --latency 200us --json |
+		sed -n 's/.*"latency_fraction": \([0-9]*\).*/\1/p')
+	"$PCPTUNED" --policy-dir "$tmp/goal" --state-dir "$tmp/state2" --calibration-dir "$tmp/cal" --interval 1s \
+		--bulk-free-period 0 >"$tmp/log2" 2>&1 &
+	pid=$!
+	is_want() { [ "$(cat "$knob")" = "$want" ]; }
+	if [ -n "$want" ] && wait_for 100 is_want; then
+		tap_ok "goal bulk_free_p99 200us: the daemon sets fraction $want, as plan --latency says: $(grep -o 'predicted p99 [^;]*' "$tmp/log2" | head -1)"
+	else
+		tap_fail "goal on the live knob" "want $want, knob $(cat "$knob")" "$(cat "$tmp/log2")"
+	fi
+	kill "$pid"; wait "$pid"; pid=""
+	[ "$(cat "$knob")" = "$original" ] && tap_ok "stopping restores the fraction ($original)" ||
+		{ tap_fail "restore" "$(cat "$knob")"; echo "$original" >"$knob"; }
+fi
 global_after=$(cat "$tfs/tracing_on" "$tfs/events/kmem/mm_page_pcpu_drain/enable" "$tfs/events/kmem/mm_page_free/enable" "$tfs/buffer_size_kb")
 [ "$global_before" = "$global_after" ] && tap_ok "the global tracing state is untouched" ||
 	tap_fail "global tracing state changed" "$global_before" "$global_after"

@@ -61,6 +61,7 @@ grep -q '"running": false' "$tmp/out" && tap_ok "status --json says not running"
 grep -q '"unavailable": "pcptuned is not running"' "$tmp/out" && tap_ok "status --json: bulk_free unavailable without the daemon" ||
 	tap_fail "status --json bulk_free" "$(cat "$tmp/out")"
 expect_rc "pcptuned --bulk-free-period 1s is refused" 2 "$PCPTUNED" --bulk-free-period 1s --once
+expect_rc "the example policies validate" 0 "$PCPTUNECTL" validate --no-owner-check "$top_srcdir"/policies/examples/*.yaml
 expect_rc "pcptunectl restore without a journal" 0 "$PCPTUNECTL" --state-dir "$tmp/state" restore
 expect_rc "pcptunectl resume without a daemon" 1 "$PCPTUNECTL" --state-dir "$tmp/state" resume vm.percpu_pagelist_high_fraction
 expect_rc "pcptunectl resume of an unknown knob" 1 "$PCPTUNECTL" --state-dir "$tmp/state" resume vm.swappiness

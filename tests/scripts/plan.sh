@@ -213,6 +213,21 @@ plan --root "$live" --calibration-dir "$tmp/cal" >"$tmp/o" 2>&1
 flat | grep -q "calibration: 300.0 ns per page ($tmp/cal/calibration.json: +-0.0 ns (standard error), 20 bulk frees of 189-189 pages, kernel 6.18.44-fc-v857)" &&
 	grep -Eq "^  0 +default +2016 +605 us " "$tmp/o" && tap_ok "plan uses the host's calibration.json (2016 pages: 605 us)" ||
 	tap_fail "calibration file" "$(cat "$tmp/o")"
+# The goal in a dry run, with that calibration: the prediction, the choice and why; the same answer as
+# plan --latency; without a calibration it leaves the knob alone and says so.
+mkdir -p "$tmp/goal"
+printf 'version: 1\nname: latency\nrules:\n  - name: goal\n    pcp: { high: { bulk_free_p99: 200us } }\n' >"$tmp/goal/50.yaml"
+"$PCPTUNED" --once --dry-run --root "$live" --policy-dir "$tmp/goal" --calibration-dir "$tmp/cal" >"$tmp/o" 2>&1
+want=$(plan --root "$live" --calibration-dir "$tmp/cal" --latency 200us --json | sed -n 's/.*"latency_fraction": \([0-9]*\).*/\1/p')
+if [ -n "$want" ] && grep -q "decision: would set vm.percpu_pagelist_high_fraction 0 -> $want (policy latency, rule goal: pcp.high bulk_free_p99 200us)" "$tmp/o" &&
+	grep -q "why: predicted p99 bulk-free hold 200 us (666 pages x 300.0 ns per page) meets the target 200 us; the default would move 2016 pages (605 us): the largest lists that meet it" "$tmp/o"; then
+	tap_ok "dry-run goal bulk_free_p99 200us: fraction $want, with the prediction and why (as plan --latency)"
+else
+	tap_fail "dry-run goal" "want $want" "$(cat "$tmp/o")"
+fi
+"$PCPTUNED" --once --dry-run --root "$live" --policy-dir "$tmp/goal" --calibration-dir "$tmp/goal" >"$tmp/o" 2>&1
+grep -q "no bulk-free calibration on this host yet" "$tmp/o" && grep -q "the knob is left alone until there is one" "$tmp/o" &&
+	tap_ok "dry-run goal without a calibration leaves the knob alone and says why" || tap_fail "goal uncalibrated" "$(cat "$tmp/o")"
 sed -i 's/"ns_per_page": 300/"ns_per_page": 3/' "$tmp/cal/calibration.json"
 plan --root "$live" --calibration-dir "$tmp/cal" >"$tmp/o" 2>&1; rc=$?
 [ $rc = 0 ] && flat | grep -q "calibration.json is unusable (Invalid argument), ignored" &&

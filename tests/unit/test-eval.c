@@ -200,6 +200,60 @@ static void test_host_and_solve(void **state) {
         policy_set_free(set);
 }
 
+/* pcp: { high: { bulk_free_p99: 200us } } on the live host: solved only with a calibration. */
+static void test_bulk_free_goal(void **state) {
+        static const char *const files[] = {
+                "50-latency.yaml",
+                "version: 1\nname: latency\nrules:\n  - name: goal\n    pcp: { high: { bulk_free_p99: 200us } }\n",
+                NULL,
+        };
+        PolicySet *set = load_set(files);
+        Snapshot *s = live_fixture();
+        EvalState *st = eval_state_new();
+        MetricValues mv;
+        Plan plan;
+
+        metrics_from_snapshot(s, &mv);
+        /* No calibration yet: wanted, not solvable. */
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(1), &plan), 0);
+        assert_true(plan.pcp_high.wanted);
+        assert_int_equal(plan.pcp_high.goal.kind, PCP_GOAL_BULK_FREE_P99);
+        assert_true(plan.pcp_high.goal.value == 200000);
+        assert_int_equal(plan.pcp_high.solve_error, -ENODATA);
+        plan_done(&plan);
+
+        /* 300 ns per page: the largest lists whose worst zone moves at most 666 pages. */
+        eval_state_set_ns_per_page(st, 300.0);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(2), &plan), 0);
+        const PcpDecision *d = &plan.pcp_high;
+        assert_int_equal(d->solve_error, 0);
+        assert_true(d->fraction >= 8 && d->ns_per_page == 300.0);
+        assert_true(d->pages <= 666 && d->predicted_ns <= 200000.0 && d->predicted_ns == 300.0 * (double) d->pages);
+        assert_true(d->default_pages == 2016);
+        uint64_t prev;
+        assert_int_equal(pcp_bulk_free_pages_host(s->regime, s->pcp_zones, s->n_pcp_zones, s->topo.page_size,
+                                                  d->fraction - 1, false, &prev),
+                         0);
+        assert_true(prev > 666);
+        int f300 = d->fraction;
+        plan_done(&plan);
+
+        /* A slower host (600 ns per page) needs shorter lists: a larger fraction. */
+        eval_state_set_ns_per_page(st, 600.0);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(3), &plan), 0);
+        assert_true(plan.pcp_high.fraction > f300 && plan.pcp_high.pages <= 333);
+        plan_done(&plan);
+        /* A fast one (90 ns per page): the default's 2016 pages take 181 us, so the default. */
+        eval_state_set_ns_per_page(st, 90.0);
+        assert_int_equal(policy_eval(set, s, &mv, st, SEC(4), &plan), 0);
+        assert_int_equal(plan.pcp_high.fraction, 0);
+        plan_done(&plan);
+
+        eval_state_free(st);
+        snapshot_free(s);
+        policy_set_free(set);
+}
+
 static void test_cooldown_and_reload(void **state) {
         static const char *const v1[] = {
                 "50-r.yaml",
@@ -371,6 +425,7 @@ int main(void) {
                 cmocka_unit_test(test_precedence),          cmocka_unit_test(test_hysteresis),
                 cmocka_unit_test(test_host_and_solve),      cmocka_unit_test(test_cooldown_and_reload),
                 cmocka_unit_test(test_empty_set),           cmocka_unit_test(test_why),
+                cmocka_unit_test(test_bulk_free_goal),
         };
         log_setup("test-eval", LOG_TARGET_NULL, LOG_DEBUG);
         return cmocka_run_group_tests(tests, NULL, NULL);

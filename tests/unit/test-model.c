@@ -1083,8 +1083,32 @@ static void test_calibration(void **state) {
         free(t);
 }
 
+/* The goal's feedback: agree, too few, keep (band, cooldown), solve again; never flapping. */
+static void test_goal_feedback(void **state) {
+        (void) state;
+        const usec_t long_ago = 3600 * USEC_PER_SEC, just_now = 60 * USEC_PER_SEC;
+        /* target 200 us, predicted 199.8 us at 300 ns per page. */
+        assert_int_equal(calibration_goal_feedback(190e3, 100, 200e3, 199.8e3, 340, 300, long_ago), GOAL_AGREES);
+        assert_int_equal(calibration_goal_feedback(150e3, 100, 200e3, 199.8e3, 340, 300, long_ago), GOAL_AGREES);
+        assert_int_equal(calibration_goal_feedback(400e3, 19, 200e3, 199.8e3, 400, 300, long_ago), GOAL_TOO_FEW);
+        /* Missed by far, the refit moved 33%: solve again; not within ten minutes of the last change. */
+        assert_int_equal(calibration_goal_feedback(260e3, 100, 200e3, 199.8e3, 400, 300, long_ago), GOAL_RESOLVE);
+        assert_int_equal(calibration_goal_feedback(260e3, 100, 200e3, 199.8e3, 400, 300, just_now), GOAL_KEEP);
+        /* Missed, but the refit is within 10% of the calibration in use: nothing to gain, keep. */
+        assert_int_equal(calibration_goal_feedback(230e3, 100, 200e3, 199.8e3, 320, 300, long_ago), GOAL_KEEP);
+        /* Far below the prediction (lists could be longer) with a calibration 20% lower: solve again. */
+        assert_int_equal(calibration_goal_feedback(100e3, 100, 200e3, 199.8e3, 240, 300, long_ago), GOAL_RESOLVE);
+        /* After solving again with 400 ns, a measure that agrees with the new prediction stays put. */
+        assert_int_equal(calibration_goal_feedback(195e3, 100, 200e3, 199.6e3, 395, 400, long_ago), GOAL_AGREES);
+        assert_int_equal(calibration_goal_feedback(195e3, 100, 200e3, 199.6e3, 0, 400, long_ago),
+                         _GOAL_FEEDBACK_INVALID);
+}
+
 static void test_goal_to_string(void **state) {
         (void) state;
+        char gb[64];
+        assert_string_equal(pcp_goal_to_string(&(PcpGoal){ PCP_GOAL_BULK_FREE_P99, 200000, 0, false }, gb, sizeof gb),
+                            "bulk_free_p99 200us");
         static const struct {
                 PcpGoal g;
                 const char *s;
@@ -1334,6 +1358,7 @@ int main(void) {
                 cmocka_unit_test(test_memcg_ids),
                 cmocka_unit_test(test_bulk_free_pages),
                 cmocka_unit_test(test_calibration),
+                cmocka_unit_test(test_goal_feedback),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
