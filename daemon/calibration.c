@@ -20,7 +20,37 @@ int calibration_fit(Calibration *c) {
         return 0;
 }
 
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return x < y ? -1 : x > y;
+}
+
+double calibration_p99_ns_per_page(const Calibration *c) {
+        return c->ns_per_page_p99 > 0 ? c->ns_per_page_p99 : c->ns_per_page;
+}
+
+/* The p99 of hold / pages over a batch of bulk frees, folded into the moving average. */
+static void rate_add(Calibration *c, const BulkFreeRecord *records, size_t n) {
+        _cleanup_(freep) double *rates = malloc(MAX(n, (size_t) 1) * sizeof(double));
+        size_t k = 0;
+        if (!rates)
+                return;
+        for (size_t i = 0; i < n; i++)
+                if (records[i].pages >= CALIBRATION_RATE_MIN_PAGES)
+                        rates[k++] = (double) records[i].span_ns / (double) records[i].pages;
+        if (k < CALIBRATION_MIN_SAMPLES)
+                return;
+        qsort(rates, k, sizeof(double), cmp_double);
+        double p99 = rates[(k * 99 + 99) / 100 - 1];
+        if (!(p99 > 0) || p99 > CALIBRATION_MAX_NS_PER_PAGE)
+                return;
+        c->ns_per_page_p99 = c->ns_per_page_p99 > 0
+                                     ? (1 - CALIBRATION_RATE_WEIGHT) * c->ns_per_page_p99 + CALIBRATION_RATE_WEIGHT * p99
+                                     : p99;
+}
+
 int calibration_add(Calibration *c, const BulkFreeRecord *records, size_t n) {
+        rate_add(c, records, n);
         for (size_t i = 0; i < n; i++) {
                 double p = records[i].pages, s = records[i].span_ns;
                 if (records[i].pages == 0)
@@ -89,6 +119,10 @@ int calibration_parse(const char *text, size_t len, Calibration *ret) {
             get_number(o, "pages_max", pmin, UINT32_MAX, &pmax) < 0 ||
             get_number(o, "updated", 0, 1e11, &upd) < 0)
                 goto out;
+        /* Files of the first version have no p99 rate: then the fit predicts. */
+        if (json_object_object_get_ex(o, "ns_per_page_p99", &v) &&
+            get_number(o, "ns_per_page_p99", 1e-3, CALIBRATION_MAX_NS_PER_PAGE, &c.ns_per_page_p99) < 0)
+                goto out;
         if (!json_object_object_get_ex(o, "kernel", &v) || !json_object_is_type(v, json_type_string) ||
             json_object_get_string_len(v) >= (int) sizeof c.kernel)
                 goto out;
@@ -119,6 +153,8 @@ char *calibration_format(const Calibration *c) {
         json_object_object_add(o, "version", json_object_new_int(1));
         json_object_object_add(o, "ns_per_page", json_object_new_double(c->ns_per_page));
         json_object_object_add(o, "ns_per_page_stderr", json_object_new_double(c->ns_per_page_stderr));
+        if (c->ns_per_page_p99 > 0)
+                json_object_object_add(o, "ns_per_page_p99", json_object_new_double(c->ns_per_page_p99));
         json_object_object_add(o, "rms_residual_ns", json_object_new_double(c->rms_residual_ns));
         json_object_object_add(o, "samples", json_object_new_double(c->n));
         json_object_object_add(o, "sum_pages2", json_object_new_double(c->sum_pp));

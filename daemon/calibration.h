@@ -33,6 +33,15 @@ typedef struct Calibration {
         /* What it is made of (weighted sums: older windows weigh less once past the cap). */
         double n, sum_pp, sum_sp, sum_ss;
         uint64_t pages_min, pages_max;
+        /*
+         * What a p99 goal is predicted with: the 99th percentile of the time per page of single bulk
+         * frees (hold / pages, those of at least CALIBRATION_RATE_MIN_PAGES), a moving average over
+         * batches of at least CALIBRATION_MIN_SAMPLES (the newest weighs CALIBRATION_RATE_WEIGHT).
+         * Under CPU contention it is well above the mean fit: 0.39 against 0.31 us per page on the
+         * 2-CPU live host of tests/bench/exitstorm.  0: none yet (calibration_p99_ns_per_page()
+         * falls back on the fit).
+         */
+        double ns_per_page_p99;
         char kernel[65];              /* uname -r when last fitted */
         int64_t updated;              /* CLOCK_REALTIME seconds */
 } Calibration;
@@ -48,6 +57,12 @@ int calibration_add(Calibration *c, const BulkFreeRecord *records, size_t n);
 
 /* Recompute ns_per_page and its errors from the sums.  0, -ENODATA or -EDOM as above. */
 int calibration_fit(Calibration *c);
+
+#define CALIBRATION_RATE_MIN_PAGES 32
+#define CALIBRATION_RATE_WEIGHT 0.3
+
+/* The time per page p99 goals and predictions use: ns_per_page_p99, else the fit's ns_per_page. */
+double calibration_p99_ns_per_page(const Calibration *c);
 
 /* Predicted hold of a bulk free of pages, in ns (ns_per_page x pages). */
 double calibration_predict_ns(double ns_per_page, uint64_t pages);

@@ -159,7 +159,7 @@ static int cmd_status(const CtlOptions *o) {
         /* bulk_free_p99 goals are solved with this host's calibration (a snapshot is not this host). */
         Calibration cal;
         if (st && streq(o->root, "/") && calibration_load(o->calibration_dir, &cal) >= 0)
-                eval_state_set_ns_per_page(st, cal.ns_per_page);
+                eval_state_set_ns_per_page(st, calibration_p99_ns_per_page(&cal));
         if (r >= 0 && st)
                 (void) policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &plan);
 
@@ -778,11 +778,13 @@ static int cmd_plan(CtlOptions *o) {
                 r = calibration_load(o->calibration_dir, &cal);
                 if (r >= 0) {
                         snprintf(cal_how, sizeof cal_how,
-                                 "%s/" CALIBRATION_FILE ": +-%.1f ns (standard error), %.0f bulk frees of %" PRIu64
-                                 "-%" PRIu64 " pages, kernel %s",
-                                 o->calibration_dir, cal.ns_per_page_stderr, cal.n, cal.pages_min, cal.pages_max,
+                                 "%s/" CALIBRATION_FILE ": %s; fit %.1f +-%.1f ns (standard error), %.0f bulk frees "
+                                 "of %" PRIu64 "-%" PRIu64 " pages, kernel %s",
+                                 o->calibration_dir,
+                                 cal.ns_per_page_p99 > 0 ? "p99 of single bulk frees" : "the fit (no p99 rate yet)",
+                                 cal.ns_per_page, cal.ns_per_page_stderr, cal.n, cal.pages_min, cal.pages_max,
                                  cal.kernel);
-                        o->plan.ns_per_page = cal.ns_per_page;
+                        o->plan.ns_per_page = calibration_p99_ns_per_page(&cal);
                 } else if (r == -ENOENT)
                         snprintf(cal_how, sizeof cal_how,
                                  "no %s/" CALIBRATION_FILE " (pcptuned writes it once it has measured bulk frees); "

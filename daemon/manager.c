@@ -482,7 +482,7 @@ static void manager_load_calibration(Manager *m) {
         int r = streq(m->root, "/") || m->calibration_dir_given ? calibration_load(m->calibration_dir, &m->cal) : -ENOENT;
         if (r >= 0) {
                 m->cal_valid = true;
-                m->goal_ns = m->cal.ns_per_page;
+                m->goal_ns = calibration_p99_ns_per_page(&m->cal);
                 eval_state_set_ns_per_page(m->eval, m->goal_ns);
                 log_full_errno(m->once ? LOG_DEBUG : LOG_INFO, 0,
                                "Bulk-free calibration from %s: %.1f ns per page (%.0f bulk frees, kernel %s)",
@@ -1772,9 +1772,10 @@ static void manager_calibrate(Manager *m) {
                 snprintf(m->cal.kernel, sizeof m->cal.kernel, "%s", u.release);
         m->cal.updated = (int64_t) time(NULL);
         log_full_errno(had ? LOG_DEBUG : LOG_INFO, 0,
-                       "Bulk-free calibration: %.1f ns per page (standard error %.1f ns, RMS residual %.1f us) from %.0f "
-                       "bulk frees of %" PRIu64 "-%" PRIu64 " pages",
-                       m->cal.ns_per_page, m->cal.ns_per_page_stderr, m->cal.rms_residual_ns / 1000.0, m->cal.n,
+                       "Bulk-free calibration: %.1f ns per page (standard error %.1f ns, RMS residual %.1f us; p99 of "
+                       "single bulk frees %.1f ns per page) from %.0f bulk frees of %" PRIu64 "-%" PRIu64 " pages",
+                       m->cal.ns_per_page, m->cal.ns_per_page_stderr, m->cal.rms_residual_ns / 1000.0,
+                       m->cal.ns_per_page_p99, m->cal.n,
                        m->cal.pages_min, m->cal.pages_max);
         if (m->dry_run)
                 return;
@@ -1793,7 +1794,7 @@ static void manager_goal_feedback(Manager *m, usec_t now) {
                 return;
         if (m->goal_ns <= 0) {
                 /* The first calibration: goals can be solved from now on. */
-                m->goal_ns = m->cal.ns_per_page;
+                m->goal_ns = calibration_p99_ns_per_page(&m->cal);
                 m->goal_ns_changed = now;
                 eval_state_set_ns_per_page(m->eval, m->goal_ns);
                 if (m->goal_active)
@@ -1807,7 +1808,7 @@ static void manager_goal_feedback(Manager *m, usec_t now) {
                 return;
         double measured = sum.p99_seconds * 1e9;
         GoalFeedback fb = calibration_goal_feedback(measured, sum.samples, (double) m->goal.value,
-                                                    m->goal_predicted_ns, m->cal.ns_per_page, m->goal_ns,
+                                                    m->goal_predicted_ns, calibration_p99_ns_per_page(&m->cal), m->goal_ns,
                                                     now - m->goal_ns_changed);
         if (fb == GOAL_TOO_FEW || fb == GOAL_AGREES || fb < 0)
                 return;
@@ -1816,15 +1817,15 @@ static void manager_goal_feedback(Manager *m, usec_t now) {
                           "prediction %.0f us; calibration %.1f ns per page against %.1f in use, changed %.0f s ago: "
                           "keeping fraction %d",
                           pcp_goal_to_string(&m->goal, gbuf, sizeof gbuf), measured / 1000.0, sum.samples,
-                          m->goal_predicted_ns / 1000.0, m->cal.ns_per_page, m->goal_ns,
+                          m->goal_predicted_ns / 1000.0, calibration_p99_ns_per_page(&m->cal), m->goal_ns,
                           (double) (now - m->goal_ns_changed) / 1e6, m->goal_fraction);
                 return;
         }
         log_notice("pcp.high %s: measured p99 %.0f us over %" PRIu64 " bulk frees at fraction %d, predicted %.0f us; "
                    "the refitted calibration moved from %.1f to %.1f ns per page: solving the goal again",
                    pcp_goal_to_string(&m->goal, gbuf, sizeof gbuf), measured / 1000.0, sum.samples, m->goal_fraction,
-                   m->goal_predicted_ns / 1000.0, m->goal_ns, m->cal.ns_per_page);
-        m->goal_ns = m->cal.ns_per_page;
+                   m->goal_predicted_ns / 1000.0, m->goal_ns, calibration_p99_ns_per_page(&m->cal));
+        m->goal_ns = calibration_p99_ns_per_page(&m->cal);
         m->goal_ns_changed = now;
         m->goal_applied_at = 0;
         eval_state_set_ns_per_page(m->eval, m->goal_ns);

@@ -10,6 +10,7 @@
  * (documentation lives here: tests/bench/README does not exist).
  *
  * usage: exitstorm [--runs N] [--exiters K] [--size MIB] [--minimum-fraction F]
+ *                  [--goal-latency US] [--ns-per-page N]
  *                  [--pcptunectl PATH] [--alloc-mode recycle|grow] [--grow-max-mib MIB]
  *                  [--baseline-ms MS] [--settle-ms MS] [--alloc-cpu CPU] [--nice N]
  *                  [--no-trace] [--max-samples N]
@@ -77,6 +78,19 @@
  * lower bound of the zone->lock hold time, inflated by the tracing itself
  * (an event per page inside the lock).  The per-page events also slow the
  * exit down: compare with --no-trace.
+ *
+ * The latency goal (--goal-latency US): a third fraction, the one pcptune's
+ * goal `pcp: { high: { bulk_free_p99: US } }` chooses ("plan --json
+ * --latency USus", key bulk_free.latency_fraction, with --ns-per-page N or
+ * the host's calibration.json, or --ns-per-page auto: the p99 of span / pages
+ * over the bulk frees of the first two runs, at 0 and at the minimum, as the
+ * daemon calibrates it from what it traces), and the rotation becomes 0, min,
+ * goal, goal, min, 0, ...  The summary then compares the three: the bulk-free span p99
+ * (the quantity the goal predicts: the daemon measures and calibrates the
+ * same spans) against the target, and the allocator's throughput (kpg/s: a
+ * page_fault1-like loop of mmap, one write per page, munmap, co-located with
+ * the exits) at the goal's choice against the minimum, with the spread
+ * (min..max over runs) so that a difference inside it is not called a win.
  *
  * Output: a row per run, a summary per fraction (means over its runs; a run
  * during which someone else changed the fraction is flagged and left out),
@@ -320,7 +334,12 @@ static int zoneinfo_check_minimum(char *bad, size_t bad_size) {
  * The minimum fraction from pcptunectl.
  */
 
-static int minimum_fraction_query(const char *ctl, long *ret) {
+/*
+ * "pcptunectl plan --json --no-owner-check --policy-dir <empty dir> [extra...]" and one
+ * integer of its output: the top-level key, or key.sub.  >= min and <= INT_MAX.
+ */
+static int plan_query(const char *ctl, const char *const *extra, const char *key, const char *sub, long min,
+                      long *ret) {
         char dir[] = "/tmp/exitstorm-policies-XXXXXX";
         int pfd[2];
         if (!mkdtemp(dir))
@@ -339,9 +358,14 @@ static int minimum_fraction_query(const char *ctl, long *ret) {
                 return r;
         }
         if (pid == 0) {
+                const char *argv[16] = { ctl, "plan", "--json", "--no-owner-check", "--policy-dir", dir };
+                size_t n = 6;
+                for (size_t i = 0; extra && extra[i] && n < 15; i++)
+                        argv[n++] = extra[i];
+                argv[n] = NULL;
                 if (dup2(pfd[1], STDOUT_FILENO) < 0)
                         _exit(127);
-                execl(ctl, ctl, "plan", "--json", "--no-owner-check", "--policy-dir", dir, (char *) NULL);
+                execv(ctl, (char *const *) argv);
                 _exit(127);
         }
         close(pfd[1]);
@@ -358,20 +382,31 @@ static int minimum_fraction_query(const char *ctl, long *ret) {
                 free(out);
                 return -ECHILD;
         }
-        /* A top-level key of the plan contract: "minimum_fraction": N */
-        json_object *o = json_tokener_parse(out), *v;
+        json_object *o = json_tokener_parse(out), *v = NULL;
         free(out);
         r = -ENOENT;
-        if (o && json_object_object_get_ex(o, "minimum_fraction", &v)) {
+        if (o && json_object_object_get_ex(o, key, &v) && (!sub || json_object_object_get_ex(v, sub, &v))) {
                 int64_t f = json_object_get_int64(v);
                 r = -EINVAL;
-                if (json_object_is_type(v, json_type_int) && f >= 8 && f <= INT_MAX) {
+                if (json_object_is_type(v, json_type_int) && f >= min && f <= INT_MAX) {
                         *ret = (long) f;
                         r = 0;
                 }
         }
         json_object_put(o);
         return r;
+}
+
+static int minimum_fraction_query(const char *ctl, long *ret) {
+        return plan_query(ctl, NULL, "minimum_fraction", NULL, 8, ret);
+}
+
+/* The fraction the goal bulk_free_p99 <us> chooses: "latency_fraction" of plan's "bulk_free". */
+static int goal_fraction_query(const char *ctl, unsigned us, const char *ns_per_page, long *ret) {
+        char lat[32];
+        snprintf(lat, sizeof(lat), "%uus", us);
+        const char *extra[] = { "--latency", lat, ns_per_page ? "--ns-per-page" : NULL, ns_per_page, NULL };
+        return plan_query(ctl, extra, "bulk_free", "latency_fraction", 0, ret);
 }
 
 /* ---------------------------------------------------------------------------
@@ -686,6 +721,11 @@ static uint64_t stats_field(const char *stats, const char *key) {
         return 0;
 }
 
+static int cmp_double(const void *a, const void *b) {
+        double x = *(const double *) a, y = *(const double *) b;
+        return x < y ? -1 : x > y;
+}
+
 static int cmp_u32(const void *a, const void *b) {
         uint32_t x = *(const uint32_t *) a, y = *(const uint32_t *) b;
         return x < y ? -1 : x > y;
@@ -918,6 +958,8 @@ typedef struct Options {
         unsigned runs, exiters;
         unsigned long size_mib;
         long minimum_fraction;       /* -1: ask pcptunectl */
+        unsigned goal_us;            /* --goal-latency: 0 off */
+        const char *ns_per_page;     /* --ns-per-page, passed to pcptunectl plan */
         const char *pcptunectl;
         unsigned baseline_ms, settle_ms;
         int alloc_cpu;               /* -1: first allowed */
@@ -960,6 +1002,7 @@ typedef struct Bench {
         bool original_known;
         long last_written;           /* -1: none yet */
         long minimum;
+        long goal;                   /* the goal's fraction (--goal-latency), -1: none */
         Trace trace;
         bool trace_ok;
         Samples s;
@@ -1409,16 +1452,62 @@ static int restore_fraction(Bench *b) {
         return 0;
 }
 
+/* min..max of a run's value over the valid runs of one fraction. */
+static void run_spread(const RunResult *res, unsigned n, long fraction, double (*get)(const RunResult *), double *lo,
+                       double *hi) {
+        *lo = 1e300;
+        *hi = -1e300;
+        for (unsigned i = 0; i < n; i++)
+                if (!res[i].interfered && res[i].fraction == fraction) {
+                        double v = get(&res[i]);
+                        *lo = v < *lo ? v : *lo;
+                        *hi = v > *hi ? v : *hi;
+                }
+        if (*lo > *hi)
+                *lo = *hi = 0;
+}
+
+static double get_kpages(const RunResult *r) {
+        return r->kpages_s;
+}
+
+static double get_span99(const RunResult *r) {
+        return r->traced ? r->bulk.span_p99_us : 0;
+}
+
+/*
+ * The goal's targets: its measured span p99 at or under the target, and the co-located
+ * throughput above the minimum's by more than the spread of either (else: within the noise).
+ */
+static void goal_compare(const Bench *b, const RunResult *res, unsigned n, const Summary *sg) {
+        double g_lo, g_hi, m_lo, m_hi, s_lo, s_hi;
+        run_spread(res, n, b->goal, get_kpages, &g_lo, &g_hi);
+        run_spread(res, n, b->minimum, get_kpages, &m_lo, &m_hi);
+        run_spread(res, n, b->goal, get_span99, &s_lo, &s_hi);
+        if (sg->n == 0) {
+                say("goal: no valid run at fraction %ld\n", b->goal);
+                return;
+        }
+        double span = sg->traced ? sg->span99 / (double) sg->traced : -1, kg = sg->kpages_s / sg->n;
+        say("goal bulk_free_p99 %u us -> fraction %ld: span p99 %.0f us (runs %.0f..%.0f) %s the target; allocator "
+            "%.0f kpages/s (runs %.0f..%.0f) against the minimum's %.0f..%.0f: %s\n",
+            b->o.goal_us, b->goal, span, s_lo, s_hi,
+            span < 0 ? "(not traced) vs" : span <= b->o.goal_us ? "meets" : "misses", kg, g_lo, g_hi, m_lo, m_hi,
+            g_lo > m_hi ? "higher than every minimum run" : g_hi < m_lo ? "lower than every minimum run"
+                                                          : "within the run-to-run spread (no difference shown)");
+}
+
 static void usage(void) {
         puts("usage: exitstorm [--runs N] [--exiters K] [--size MIB] [--minimum-fraction F] [--pcptunectl PATH]\n"
              "                 [--alloc-mode recycle|grow] [--grow-max-mib MIB] [--baseline-ms MS] [--settle-ms MS]\n"
              "                 [--alloc-cpu CPU] [--nice N] [--no-trace] [--max-samples N]\n"
+             "                 [--goal-latency US [--ns-per-page N]]\n"
              "Root only.  See the comment at the top of tests/bench/exitstorm.c.");
 }
 
 static int parse_args(Options *o, int argc, char **argv) {
         enum { OPT_RUNS = 0x100, OPT_EXITERS, OPT_SIZE, OPT_MIN, OPT_CTL, OPT_BASE, OPT_SETTLE, OPT_CPU, OPT_NICE,
-               OPT_NOTRACE, OPT_SAMPLES, OPT_MODE, OPT_GROWMAX };
+               OPT_NOTRACE, OPT_SAMPLES, OPT_MODE, OPT_GROWMAX, OPT_GOAL, OPT_NSPP };
         static const struct option opts[] = {
                 { "runs", required_argument, NULL, OPT_RUNS },
                 { "exiters", required_argument, NULL, OPT_EXITERS },
@@ -1433,6 +1522,8 @@ static int parse_args(Options *o, int argc, char **argv) {
                 { "nice", required_argument, NULL, OPT_NICE },
                 { "no-trace", no_argument, NULL, OPT_NOTRACE },
                 { "max-samples", required_argument, NULL, OPT_SAMPLES },
+                { "goal-latency", required_argument, NULL, OPT_GOAL },
+                { "ns-per-page", required_argument, NULL, OPT_NSPP },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -1503,6 +1594,14 @@ static int parse_args(Options *o, int argc, char **argv) {
                         if (parse_long(optarg, 1000, 1L << 30, &v) < 0)
                                 return fail("--max-samples: expected 1000..2^30, found \"%s\"", optarg);
                         o->max_samples = (unsigned long) v;
+                        break;
+                case OPT_GOAL:
+                        if (parse_long(optarg, 1, 1000000, &v) < 0)
+                                return fail("--goal-latency: expected microseconds, 1..1000000, found \"%s\"", optarg);
+                        o->goal_us = (unsigned) v;
+                        break;
+                case OPT_NSPP:
+                        o->ns_per_page = optarg; /* checked by pcptunectl */
                         break;
                 case 'h':
                         usage();
@@ -1592,6 +1691,27 @@ static int setup(Bench *b) {
                                     "--minimum-fraction)", ctl, strerror(-r));
                 say("exitstorm: minimum fraction %ld (%s plan --json --no-owner-check --policy-dir <empty dir>)\n",
                     b->minimum, ctl);
+        }
+
+        b->goal = -1;
+        if (b->o.goal_us > 0 && b->o.ns_per_page && strcmp(b->o.ns_per_page, "auto") == 0)
+                say("exitstorm: goal bulk_free_p99 %u us: the fraction comes after the first two runs (--ns-per-page "
+                    "auto)\n", b->o.goal_us);
+        else if (b->o.goal_us > 0) {
+                char ctl[PATH_MAX];
+                if (b->o.pcptunectl)
+                        snprintf(ctl, sizeof(ctl), "%s", b->o.pcptunectl);
+                else
+                        default_pcptunectl(ctl, sizeof(ctl));
+                r = goal_fraction_query(ctl, b->o.goal_us, b->o.ns_per_page, &b->goal);
+                if (r < 0)
+                        return fail("cannot get the goal's fraction from %s plan --json --latency %uus%s%s: %s (no "
+                                    "calibration? give --ns-per-page)",
+                                    ctl, b->o.goal_us, b->o.ns_per_page ? " --ns-per-page " : "",
+                                    b->o.ns_per_page ? b->o.ns_per_page : "", strerror(-r));
+                say("exitstorm: goal bulk_free_p99 %u us: fraction %ld (%s plan --latency %uus%s%s)\n", b->o.goal_us,
+                    b->goal, ctl, b->o.goal_us, b->o.ns_per_page ? " --ns-per-page " : "",
+                    b->o.ns_per_page ? b->o.ns_per_page : " with this host's calibration");
         }
 
         /* The samples: cap x (4 + 4) bytes, shared with the allocator. */
@@ -1716,8 +1836,52 @@ int main(int argc, char **argv) {
         unsigned done = 0;
         bool failed = false;
         for (unsigned i = 0; i < b.o.runs && !es_interrupted; i++) {
-                /* 0, min, min, 0, 0, min, min, 0, ... */
+                if (i == 2 && b.o.goal_us > 0 && b.goal < 0) {
+                        /*
+                         * --ns-per-page auto: this host's time per page as the daemon calibrates it
+                         * (calibration_p99_ns_per_page()): the p99 over the bulk frees of runs 1 and 2 of
+                         * span / pages, each span over its run's mean pages per bulk free.
+                         */
+                        size_t nr = 0, cap = res[0].bulk.n_spans + res[1].bulk.n_spans;
+                        double *rates = malloc((cap ? cap : 1) * sizeof(double)), pages = 0;
+                        for (unsigned k = 0; rates && k < 2; k++) {
+                                if (res[k].bulk.bulk == 0)
+                                        continue;
+                                double mean = (double) res[k].bulk.event_pages / (double) res[k].bulk.bulk;
+                                pages += (double) res[k].bulk.event_pages;
+                                for (size_t j = 0; j < res[k].bulk.n_spans; j++)
+                                        rates[nr++] = res[k].bulk.spans_ns[j] / mean;
+                        }
+                        if (!rates || nr < 20) {
+                                free(rates);
+                                failed = fail("--ns-per-page auto: runs 1 and 2 traced fewer than 20 bulk frees") < 0;
+                                break;
+                        }
+                        qsort(rates, nr, sizeof(double), cmp_double);
+                        double span_ns = rates[(nr * 99 + 99) / 100 - 1] * pages;
+                        free(rates);
+                        char nspp[32], ctl[PATH_MAX];
+                        snprintf(nspp, sizeof(nspp), "%.1f", span_ns / pages);
+                        if (b.o.pcptunectl)
+                                snprintf(ctl, sizeof(ctl), "%s", b.o.pcptunectl);
+                        else
+                                default_pcptunectl(ctl, sizeof(ctl));
+                        r = goal_fraction_query(ctl, b.o.goal_us, nspp, &b.goal);
+                        if (r < 0) {
+                                failed = fail("cannot get the goal's fraction from %s: %s", ctl, strerror(-r)) < 0;
+                                break;
+                        }
+                        say("exitstorm: runs 1-2: %.1f ns per page traced (p99 of span / pages); goal "
+                            "bulk_free_p99 %u us: fraction %ld (plan --latency %uus --ns-per-page %s)\n",
+                            span_ns / pages, b.o.goal_us, b.goal, b.o.goal_us, nspp);
+                }
+                /* 0, min, min, 0, 0, min, min, 0, ...; with a goal 0, min, goal, goal, min, 0, ... */
                 long fraction = (i % 4 == 0 || i % 4 == 3) ? 0 : b.minimum;
+                if (b.goal >= 0) {
+                        static const int order[6] = { 0, 1, 2, 2, 1, 0 };
+                        int k = order[i % 6];
+                        fraction = k == 0 ? 0 : k == 1 ? b.minimum : b.goal;
+                }
                 r = run_one(&b, i + 1, fraction, &res[i]);
                 if (r < 0 || !res[i].done) {
                         if (!es_interrupted)
@@ -1728,15 +1892,25 @@ int main(int argc, char **argv) {
                 done++;
         }
 
-        Summary s0 = {}, sm = {};
+        Summary s0 = {}, sm = {}, sg = {};
+        bool goal_distinct = b.goal >= 0 && b.goal != 0 && b.goal != b.minimum;
         for (unsigned i = 0; i < done; i++)
-                if (!res[i].interfered)
-                        summary_add(res[i].fraction == 0 ? &s0 : &sm, &res[i]);
+                if (!res[i].interfered) {
+                        /* A goal equal to 0 or the minimum shares that fraction's runs. */
+                        if (goal_distinct && res[i].fraction == b.goal)
+                                summary_add(&sg, &res[i]);
+                        else
+                                summary_add(res[i].fraction == 0 ? &s0 : &sm, &res[i]);
+                }
         if (done > 0) {
                 say("summary (means over the runs of each fraction):\n");
                 summary_print("default", 0, &s0);
                 summary_print("minimum", b.minimum, &sm);
+                if (goal_distinct)
+                        summary_print("goal", b.goal, &sg);
         }
+        if (b.goal >= 0 && done > 0)
+                goal_compare(&b, res, done, goal_distinct ? &sg : b.goal == 0 ? &s0 : &sm);
         char ppb0[32] = "-", ppbm[32] = "-";
         if (s0.traced && s0.bulk)
                 snprintf(ppb0, sizeof(ppb0), "%.1f", (double) s0.pages / (double) s0.bulk);
@@ -1755,6 +1929,12 @@ int main(int argc, char **argv) {
                 say("exitstorm: fraction0_p99_us=%.2f minimum_p99_us=%.2f fraction0_exit_ms=%.1f minimum_exit_ms=%.1f "
                     "pages_per_bulk_free_0=%s pages_per_bulk_free_min=%s\n",
                     s0.p99 / s0.n, sm.p99 / sm.n, s0.exit_ms / s0.n, sm.exit_ms / sm.n, ppb0, ppbm);
+        if (goal_distinct && sg.n)
+                say("exitstorm: goal_fraction=%ld goal_span_p99_us=%s goal_kpages_s=%.0f minimum_kpages_s=%.0f "
+                    "fraction0_kpages_s=%.0f goal_exit_ms=%.1f\n",
+                    b.goal, sg.traced ? (snprintf(ppb0, sizeof(ppb0), "%.0f", sg.span99 / (double) sg.traced), ppb0) : "-",
+                    sg.kpages_s / sg.n, sm.n ? sm.kpages_s / sm.n : 0, s0.n ? s0.kpages_s / s0.n : 0,
+                    sg.exit_ms / sg.n);
         else
                 say("exitstorm: fraction0_p99_us=- minimum_p99_us=- fraction0_exit_ms=- minimum_exit_ms=- "
                     "pages_per_bulk_free_0=- pages_per_bulk_free_min=-\n");

@@ -1027,6 +1027,9 @@ static void test_calibration(void **state) {
         assert_true(fabs(c.ns_per_page_stderr - sqrt(1.8e7 / 19 / 5e5)) < 1e-6);
         assert_true(fabs(c.rms_residual_ns - sqrt(1.8e7 / 20)) < 1e-6);
         assert_true(c.pages_min == 100 && c.pages_max == 200);
+        /* Time per page of single bulk frees: 310 (x10) and 295 (x10): p99 310, what goals predict with. */
+        assert_true(fabs(c.ns_per_page_p99 - 310.0) < 1e-9);
+        assert_true(fabs(calibration_p99_ns_per_page(&c) - 310.0) < 1e-9);
         assert_true(fabs(calibration_predict_ns(c.ns_per_page, 189) - 56322.0) < 1e-6);
         snprintf(c.kernel, sizeof c.kernel, "6.18.44-test");
         c.updated = 1764600000;
@@ -1036,6 +1039,7 @@ static void test_calibration(void **state) {
         assert_non_null(t);
         assert_int_equal(calibration_parse(t, strlen(t), &d), 0);
         assert_true(fabs(d.ns_per_page - 298.0) < 1e-6 && d.n == 20 && streq(d.kernel, "6.18.44-test"));
+        assert_true(fabs(d.ns_per_page_p99 - 310.0) < 1e-6);
         char dir[] = "/tmp/pcptune-test-calibration.XXXXXX";
         assert_non_null(mkdtemp(dir));
         char sub[64];
