@@ -1165,6 +1165,13 @@ static void test_knob(void **state) {
         put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "3\n");
         assert_int_equal(pcp_knob_read(root, &k), -EINVAL);
         assert_int_equal(k.value, 8);
+        {
+                _cleanup_(freep) char *hf = NULL;
+                assert_true(asprintf(&hf, "%s/proc/sys/vm/percpu_pagelist_high_fraction", root) >= 0);
+                assert_int_equal(unlink(hf), 0);
+        }
+        put_file(root, "proc/sys/vm/percpu_pagelist_fraction", "-1\n");
+        assert_int_equal(pcp_knob_read(root, &k), -EINVAL);
         rm_tree(root);
 }
 
