@@ -249,6 +249,13 @@ else
 	tap_fail "contrib kernel" "fraction $(frac), scale $(cat "$tmp/root/proc/sys/vm/pcp_batch_scale_max")" "$(cat "$tmp/log")"
 fi
 grep -q '"name": "vm.pcp_batch_scale_max"' "$tmp/state/restore.json" && tap_ok "both knobs are journaled" || tap_fail "journal" "$(cat "$tmp/state/restore.json")"
+# Later samples read -1 back as the knob at its floor (a kernel holding -1 still has the knob).
+sleep 1
+if ! log_has "has no pcp sysctl" && frac_is -1 && grep -q '"value": -1' "$tmp/state/status.json"; then
+	tap_ok "samples after the write still see the knob, at -1"
+else
+	tap_fail "knob at -1" "fraction $(frac)" "$(cat "$tmp/log")"
+fi
 stop_daemon TERM
 if frac_is 0 && scale_is 5; then tap_ok "stop restores both (0 and 5)"; else tap_fail "contrib restore" "fraction $(frac)"; fi
 # Without the patch (no marker, no file): the computed minimum, and a warning for batch_scale_max.
