@@ -23,7 +23,7 @@ OUT=${VMTEST_OUT:-/tmp/vmtest-out}
 STARTED_MSGID=39f53479d3a045ac8e11786248231fbf # SD_MESSAGE_UNIT_STARTED
 mkdir -p "$OUT"
 passed=0 failed=0
-want=" ${*:-1 2 3 4 5 6 7 8 9 10 11 12 13 14} "
+want=" ${*:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15} "
 BOOT_FRAC=$(cat "$K")
 FMIN="" # the fraction of `high: minimum`, learnt in check 3
 
@@ -168,7 +168,10 @@ if runs 3; then
 	done
 	ev "MESSAGE=$(printf '%s\n' "$e" | jfield MESSAGE)"
 	jafter "$C0" -u "$U" -o cat | grep -E '^Confirmed' | evf
-	[ "$F" != "$BOOT_FRAC" ] && [ "$F" -gt 0 ] || ok=1
+	# -1 where the kernel takes it (contrib patch 0001), else the fraction computed for this host.
+	if [ -e /sys/kernel/mm/percpu ] || [ -e /proc/sys/vm/pcp_batch_scale_max ]; then want_f="-1"; else want_f=">0"; fi
+	ev "expected fraction: $want_f"
+	if [ "$want_f" = -1 ]; then [ "$F" = -1 ] || ok=1; else [ "$F" != "$BOOT_FRAC" ] && [ "$F" -gt 0 ] || ok=1; fi
 	[ "$(printf '%s\n' "$e" | jfield OLD)" = "$BOOT_FRAC" ] && [ "$(printf '%s\n' "$e" | jfield POLICY)" = sd-minimum ] &&
 		[ "$(printf '%s\n' "$e" | jfield RULE)" = floor ] || ok=1
 	# Fixed-high kernels (< 6.7) print the high in force: every CPU of every
@@ -398,8 +401,8 @@ if runs 10; then
 fi
 
 # ---- 11. reclaim-dying under the hardened unit (memory.reclaim on v2) ----------------------------
-mount_ext4() { # DIR: ext4 on a brd RAM disk (real page cache), if the modules came along
-	[ -s "$KMODS/load-order" ] && [ -x /usr/local/bin/busybox ] || return 1
+mount_ext4() { # DIR: ext4 on a brd RAM disk (real page cache): built in, or the modules came along
+	[ -b /dev/ram0 ] || { [ -s "$KMODS/load-order" ] && [ -x /usr/local/bin/busybox ]; } || return 1
 	if [ ! -b /dev/ram0 ]; then
 		while read -r m; do
 			case "$m" in
@@ -546,6 +549,75 @@ if runs 14; then
 		[ "$mode" = 644 ] && [ "$managed" = 1 ] && [ "$value" = "$now" ] && [ -z "$denied" ] && [ "$gone" = yes ] &&
 		frac_is "$BOOT_FRAC" && ok=0
 	result $ok 14 metrics-unit "without the directory: '${off:0:70}'; with it: pcptune.prom $mode, managed $managed, value $value (knob $now), errors '${denied:0:80}'; removed on stop: $gone"
+fi
+
+# ---- 15. every action a policy can name, under the real unit --------------------------------------
+# pcp writes, vm.pcp_batch_scale_max, reclaim-dying, percpu-depopulate and the pageset repair in one
+# policy: on a kernel with pcptune's contrib patches each must do its work through the unit's
+# sandbox (ProtectKernelTunables= with ReadWritePaths=, the capability bounding set, the syscall
+# filter); on Debian's own kernel the patches' actions must say the kernel lacks them, the others work.
+if runs 15; then
+	head_ 15 every-action
+	stop_unit
+	patched=0; [ -w /sys/kernel/mm/percpu/depopulate ] || [ -e /proc/sys/vm/pcp_batch_scale_max ] && patched=1
+	G=/sys/fs/cgroup/pcptune-sdtest
+	data=/var/lib/pcptune-sdtest
+	if mount_ext4 "$data"; then fs=ext4; else mkdir -p "$data"; fs=$(stat -f -c %T "$data"); fi
+	mkdir -p "$G" && echo +memory >"$G/cgroup.subtree_control"
+	for i in 1 2 3 4 5; do
+		mkdir "$G/c$i"
+		sh -c "echo \$\$ >$G/c$i/cgroup.procs && head -c 2M /dev/zero >$data/f$i && cat $data/f$i >/dev/null"
+		rmdir "$G/c$i"
+	done
+	# Empty percpu pages for depopulate: 300 memcgs made and removed (nothing pins them).
+	for i in $(seq 1 300); do mkdir "$G/e$i"; done
+	for i in $(seq 1 300); do rmdir "$G/e$i"; done
+	sleep 2
+	u0=$(cat "$G/memory.current"); scale0=$(cat /proc/sys/vm/pcp_batch_scale_max 2>/dev/null || echo none)
+	ev "patched kernel: $patched; $data on $fs; $G memory.current $u0; pcp_batch_scale_max $scale0"
+	set_policies 60-every-action.yaml
+	c=$(cursor)
+	systemctl start "$U"; rc=$?
+	wait_for 300 jhas "$c" 'reclaim-dying (went through|stopped)'
+	[ "$patched" = 1 ] && wait_for 100 jhas "$c" 'percpu-depopulate in'
+	sleep 1
+	f1=$(frac); scale1=$(cat /proc/sys/vm/pcp_batch_scale_max 2>/dev/null || echo none); u1=$(cat "$G/memory.current")
+	jafter "$c" -u "$U" -o short-monotonic >"$OUT/15-journal.txt"
+	evf <"$OUT/15-journal.txt"
+	# The repair's own write path (INT_MAX, then back) inside the same sandbox: the unit with
+	# `pcptunectl repair --force` as its command (a drop-in), the daemon stopped.
+	stop_unit
+	mkdir -p "$DROPIN"
+	printf '[Service]\nType=oneshot\nWatchdogSec=0\nRestart=no\nExecStart=\nExecStart=/usr/bin/pcptunectl repair --force --no-owner-check\n' \
+		>"$DROPIN/50-vmtest-repair.conf"
+	systemctl daemon-reload
+	c2=$(cursor)
+	systemctl start "$U"; rrc=$?
+	rep=$(jafter "$c2" -u "$U" -o cat | grep -E 'after the repair|Failed|denied|not permitted|Read-only' | head -n 3)
+	ev "pcptunectl repair --force under the unit: exit $rrc: $rep"
+	rm -rf "$DROPIN"; systemctl daemon-reload; stop_unit
+	den=$(grep -Ei 'not permitted|permission denied|read-only file system|EPERM|EACCES|EROFS|Bad system call' "$OUT/15-journal.txt")
+	why=""
+	[ "$rc" = 0 ] || why="$why start exit $rc;"
+	[ -z "$den" ] || why="$why denials: $(printf '%s' "$den" | head -n 1);"
+	grep -Eq 'reclaim-dying (went through|stopped).*, 0 failed.*freed in them' "$OUT/15-journal.txt" || why="$why reclaim-dying;"
+	[ "$fs" != ext4 ] || [ "$u1" -lt $((u0 / 4)) ] || why="$why memory.current $u0 -> $u1;"
+	[ "$rrc" = 0 ] && printf '%s' "$rep" | grep -q 'after the repair: \([0-9]*\) of \1 values exact' || why="$why repair;"
+	if [ "$patched" = 1 ]; then
+		[ "$f1" = -1 ] || why="$why fraction $f1 (want -1);"
+		[ "$scale1" = 2 ] || why="$why pcp_batch_scale_max $scale1 (want 2);"
+		grep -q 'percpu-depopulate in' "$OUT/15-journal.txt" || why="$why no percpu-depopulate;"
+	else
+		[ "$f1" -gt 0 ] 2>/dev/null || why="$why fraction $f1 (want the computed minimum);"
+		grep -q 'pcp.batch_scale_max needs' "$OUT/15-journal.txt" || why="$why batch_scale_max not reported absent;"
+		grep -q 'percpu.empty_populated, which is unavailable' "$OUT/15-journal.txt" || why="$why depopulate not reported unavailable;"
+	fi
+	result $([ -z "$why" ] && echo 0 || echo 1) 15 every-action \
+		"patched=$patched: fraction $f1, pcp_batch_scale_max $scale0 -> $scale1, $fs memory.current $u0 -> $u1, depopulate $(grep -c 'percpu-depopulate in' "$OUT/15-journal.txt"), repair exit $rrc;${why:- all did their work}"
+	stop_unit
+	[ -n "$scale0" ] && [ "$scale0" != none ] && echo "$scale0" >/proc/sys/vm/pcp_batch_scale_max
+	rm -f "$data"/f*; rmdir "$G" 2>/dev/null
+	mountpoint -q "$data" && umount "$data"
 fi
 
 # ---- leave the guest as found; keep the journals ------------------------------------------------
