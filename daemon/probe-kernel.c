@@ -77,13 +77,38 @@ static void version_text(const KernelVersion *v, char *buf, size_t size) {
         snprintf(buf, size, "%u.%u.%u", v->major, v->minor, v->patch);
 }
 
+/*
+ * Debian's release names the ABI, not the stable release ("6.1.0-57-amd64"
+ * is 6.1.192): /proc/version carries the package version ("... Debian
+ * 6.1.192-1 ...").  Where it is there, it is the version the stable
+ * backports are looked up with.
+ */
+static KernelVersion stable_version(const ProbeInput *in, bool *ret_from_proc_version) {
+        _cleanup_(freep) char *buf = NULL;
+        KernelVersion v = in->kernel, d;
+        const char *p;
+        size_t len;
+
+        *ret_from_proc_version = false;
+        if (!in->root || read_file_at(in->root, "/proc/version", 4096, &buf, &len) < 0)
+                return v;
+        p = strstr(buf, " Debian ");
+        if (p && kernel_version_parse(p + 8, &d) >= 0 && d.major == v.major && d.minor == v.minor && d.patch > v.patch) {
+                *ret_from_proc_version = true;
+                return d;
+        }
+        return v;
+}
+
 /* ---- pcp high auto-tuning: the regime the model uses, from what zoneinfo prints (snapshot.c) ---- */
 static void probe_pcp_autotune(const ProbeInput *in, ProbeResult *r) {
         const Snapshot *s = in->snap;
         PcpRegime regime = s ? s->regime : pcp_regime_from_version(&in->kernel);
+        bool from_proc_version;
+        KernelVersion stable = stable_version(in, &from_proc_version);
         char v[32];
 
-        version_text(&in->kernel, v, sizeof v);
+        version_text(&stable, v, sizeof v);
         r->answer = regime == PCP_REGIME_AUTOTUNE ? PROBE_YES : PROBE_NO;
         switch (s ? s->regime_basis : PCP_REGIME_BY_VERSION) {
         case PCP_REGIME_BY_KNOB:
@@ -146,29 +171,6 @@ bool kernel_batched_free_path(const KernelVersion *v) {
         return version_has(v, &KV(6, 19), NULL, 0);
 }
 
-/*
- * Debian's release names the ABI, not the stable release ("6.1.0-57-amd64"
- * is 6.1.192): /proc/version carries the package version ("... Debian
- * 6.1.192-1 ...").  Where it is there, it is the version the stable
- * backports are looked up with.
- */
-static KernelVersion stable_version(const ProbeInput *in, bool *ret_from_proc_version) {
-        _cleanup_(freep) char *buf = NULL;
-        KernelVersion v = in->kernel, d;
-        const char *p;
-        size_t len;
-
-        *ret_from_proc_version = false;
-        if (!in->root || read_file_at(in->root, "/proc/version", 4096, &buf, &len) < 0)
-                return v;
-        p = strstr(buf, " Debian ");
-        if (p && kernel_version_parse(p + 8, &d) >= 0 && d.major == v.major && d.minor == v.minor && d.patch > v.patch) {
-                *ret_from_proc_version = true;
-                return d;
-        }
-        return v;
-}
-
 static void probe_batched_frees(const ProbeInput *in, ProbeResult *r) {
         bool from_proc_version;
         KernelVersion stable = stable_version(in, &from_proc_version);
@@ -222,10 +224,12 @@ static void probe_batched_frees(const ProbeInput *in, ProbeResult *r) {
  * (1 or 0), as recorded from that test.
  */
 static void probe_reparenting(const ProbeInput *in, ProbeResult *r) {
+        bool from_proc_version;
+        KernelVersion stable = stable_version(in, &from_proc_version);
         char vt[32];
         int64_t declared;
 
-        version_text(&in->kernel, vt, sizeof vt);
+        version_text(&stable, vt, sizeof vt);
         if (in->root && !streq(in->root, "/") &&
             read_int64_at(in->root, "/.pcptune/dying-memcg-reparenting", &declared) >= 0 &&
             (declared == 0 || declared == 1)) {
