@@ -1,16 +1,14 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The behaviour behind the `batched bulk frees:` probe (probe-kernel.c), on
-# the live kernel (root): a process pinned to one CPU faults in 512 MiB of
-# anonymous memory (dd's buffer) and exits; exit_mmap() frees the pages
-# through that CPU's pcp list, and whenever the list passes high a bulk free
+# the live kernel (root): a process pinned to one CPU faults in anonymous
+# memory (dd's buffer; more than the pcp lists absorb) and exits;
+# exit_mmap() frees the pages through that CPU's pcp list, and whenever the list passes high a bulk free
 # moves pages to the buddy allocator under zone->lock, one
 # kmem:mm_page_pcpu_drain event per page.  A bulk free is a run of drain
 # events with no kmem:mm_page_free between them (as tests/bench/exitstorm
 # groups them; free_frozen_page_commit() drains only after a freed page
 # joined the list).
-# (More than high_max: at fraction 0 the list first absorbs up to high_max
-# pages, 189 MiB per CPU in a 3 GiB zone.)
 #  - Not batched (free_frozen_page_commit() before mainline 6.19): runs up to
 #    min(batch << scale_max, high - batch) pages, more than batch.
 #  - Batched: each step is batch pages and the loop stops once the list is
@@ -45,6 +43,14 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 cpu=$(awk -F'[-,]' '{ print $NF }' /sys/devices/system/cpu/online)
+# More than the lists may absorb: at fraction 0 a CPU's list grows up to high_max in every zone
+# before it drains (189 MiB in a 3 GiB zone), so the exit frees the sum of the zones' high_max
+# (the model's) plus 256 MiB, within 60% of MemAvailable.
+json=$("$PCPTUNECTL" plan --json --no-owner-check --policy-dir "$nopol" 2>/dev/null)
+absorb=$(printf '%s' "$json" | awk '/"high_max":/ { gsub(/,/, "", $2); s += $2 } END { printf "%d", s * 4 / 1024 }')
+avail=$(awk '/^MemAvailable:/ { printf "%d", $2 * 0.6 / 1024 }' /proc/meminfo)
+mib=$((absorb + 256)); [ "$mib" -gt "$avail" ] && mib=$avail
+echo "# the zones' high_max add up to ${absorb} MiB per CPU: the exit frees ${mib} MiB"
 mkdir "$I" || tap_skip_all "cannot create a trace instance"
 echo 32768 >"$I/buffer_size_kb"
 printf '%x\n' $((1 << cpu)) >"$I/tracing_cpumask" 2>/dev/null
@@ -53,19 +59,32 @@ echo 1 >"$I/events/kmem/mm_page_free/enable"
 : >"$I/trace"
 echo 1 >"$I/tracing_on"
 # The exiting process only: set_event_pid holds the shell, which execs dd (same pid).
-taskset -c "$cpu" sh -c "echo \$\$ >'$I/set_event_pid'; exec dd if=/dev/zero of=/dev/null bs=512M count=1 status=none"
+taskset -c "$cpu" sh -c "echo \$\$ >'$I/set_event_pid'; exec dd if=/dev/zero of=/dev/null bs=${mib}M count=1 status=none"
 sleep 0.2
 echo 0 >"$I/tracing_on"
 cat "$I/trace" >"$tmp/trace"
-# Runs of drain events (order < 4: the exit path's pages; a THP would be one order-9 event).
-awk '/mm_page_free:/ { if (run) print run; run = 0; next }
-     /mm_page_pcpu_drain:/ { o = $0; sub(/.*order=/, "", o); o += 0; if (o < 4) run += 2 ^ o }
-     END { if (run) print run }' "$tmp/trace" | sort -n >"$tmp/runs"
+# Runs of drain events (order < 4: the exit path's pages; a THP would be one order-9 event).  A
+# batch of freed folios may hold pages of two zones, whose bulk frees then follow each other with
+# no mm_page_free between: a run also ends where the zone (by pfn, /proc/zoneinfo) changes.
+zones=$(awk '$1 == "spanned" { sp = $2 } $1 == "start_pfn:" { printf "%d:%d ", $2, $2 + sp }' /proc/zoneinfo)
+awk -v zones="$zones" '
+	BEGIN { n = split(zones, z, " "); for (i = 1; i <= n; i++) { split(z[i], b, ":"); lo[i] = b[1]; hi[i] = b[2] } }
+	function zone_of(pfn,   i) { for (i = 1; i <= n; i++) if (pfn >= lo[i] && pfn < hi[i]) return i; return 0 }
+	function hex(h,   v, i) { v = 0; h = tolower(h); for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1; return v }
+	/mm_page_free:/ { if (run) print run; run = 0; next }
+	/mm_page_pcpu_drain:/ {
+		o = $0; sub(/.*order=/, "", o); o += 0
+		p = $0; sub(/.*pfn=0x/, "", p); sub(/ .*/, "", p); zn = zone_of(hex(p))
+		if (run && zn != last) { print run; run = 0 }
+		last = zn
+		if (o < 4) run += 2 ^ o
+	}
+	END { if (run) print run }' "$tmp/trace" | sort -n >"$tmp/runs"
 n=$(wc -l <"$tmp/runs"); largest=$(tail -n 1 "$tmp/runs"); largest=${largest:-0}
+drains=$(grep -c "mm_page_pcpu_drain:" "$tmp/trace")
 lost=$(awk '/entries-in-buffer/ { print $0 }' "$tmp/trace" | head -n 1)
-echo "# CPU $cpu, $(uname -r): $n bulk frees at exit, largest $largest pages; $lost"
+echo "# CPU $cpu, $(uname -r): $drains drain events, $n bulk frees at exit, largest $largest pages; $lost"
 
-json=$("$PCPTUNECTL" plan --json --no-owner-check --policy-dir "$nopol" 2>/dev/null)
 # The zone the pages came from is the largest one (Normal, or DMA32 on a small guest): its batch and figure.
 read -r batch model < <(printf '%s' "$json" | python3 -c '
 import json, sys
