@@ -4,9 +4,9 @@
 # data files (the initramfs root is tmpfs: its pages are shmem), swap on
 # /dev/ram1, then tests/bench/churn with a live sibling that holds anonymous
 # memory, and an A/B of memory.reclaim on a live sibling's parent with and
-# without swappiness=0.  Arguments: PARENTS CHILDREN RUNS OBSERVE.
+# without swappiness=0.  Arguments: PARENTS CHILDREN RUNS OBSERVE CACHE.
 set -u
-P=${1:-100} C=${2:-10} RUNS=${3:-2} OBS=${4:-60}
+P=${1:-100} C=${2:-10} RUNS=${3:-2} OBS=${4:-60} CACHE=${5:-64KiB}
 K=/usr/share/pcptune-churn
 BB=/usr/local/bin/busybox
 echo "guest: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print $2 }' /proc/meminfo) kB"
@@ -22,9 +22,14 @@ echo "guest: /var/tmp $(stat -f -c %T /var/tmp), swap: $(tail -n +2 /proc/swaps 
 echo "guest: root cgroup.controllers: $(cat /sys/fs/cgroup/cgroup.controllers); subtree_control: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 echo "guest: '0 swappiness=0' > memory.reclaim: $( { echo '0 swappiness=0' >/sys/fs/cgroup/memory.reclaim; } 2>&1 && echo accepted)"
 
+# 0. What pcptuned's probe answers here (it writes "0 swappiness=0" to the root's memory.reclaim).
+mkdir -p /tmp/probe-pol && cp "$K/60-dying-memcg.yaml" /tmp/probe-pol/
+/usr/local/bin/pcptuned --once --policy-dir /tmp/probe-pol --state-dir /tmp/probe-state --no-metrics 2>&1 |
+	grep -A4 "memory.reclaim arguments" | sed 's/^/probe: /'
+
 # 1. churn: without and with pcptuned, the sibling with 64 MiB of idle anonymous memory.
 cd /tmp
-/usr/local/bin/churn --parents "$P" --children "$C" --observe "$OBS" --runs "$RUNS" --sibling-file 16MiB \
+/usr/local/bin/churn --parents "$P" --children "$C" --observe "$OBS" --runs "$RUNS" --cache "$CACHE" --sibling-file 16MiB \
 	--sibling-anon 64MiB --prefix pcptune-test-14-churn --pcptuned /usr/local/bin/pcptuned \
 	--policy "$K/60-dying-memcg.yaml" --keep-files-dir /var/tmp
 echo "guest: churn exit $?"
