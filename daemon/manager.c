@@ -1027,7 +1027,9 @@ static void on_reclaim_done(ReclaimJob *j, void *userdata) {
                    strna(m->reclaim_label), j->timed_out ? "stopped at its timeout after" : "went through",
                    j->n_results, j->n_results == 1 ? "" : "s", (double) j->run_usec / 1e6, (double) j->scan_usec / 1e6,
                    j->scan.cgroups_visited, count[RECLAIM_DONE], count[RECLAIM_NOTHING], count[RECLAIM_GONE],
-                   count[RECLAIM_BUSY], count[RECLAIM_SKIPPED_POLICY], count[RECLAIM_FAILED],
+                   count[RECLAIM_BUSY],
+                   count[RECLAIM_SKIPPED_POLICY] + count[RECLAIM_SKIPPED_SWAP] + count[RECLAIM_SKIPPED_REFAULTS],
+                   count[RECLAIM_FAILED],
                    count[RECLAIM_NOT_RUN] + count[RECLAIM_TIMED_OUT], format_bytes(b1, sizeof b1, j->freed_total),
                    m->reclaim_dying_before, dying, m->reclaim_percpu_before_kib, percpu);
         manager_open_refault_window(m, j);
