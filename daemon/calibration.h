@@ -79,7 +79,7 @@ char *calibration_format(const Calibration *c);
 
 /* <dir>/calibration.json: 0, -ENOENT, -EINVAL (invalid content), -errno. */
 int calibration_load(const char *dir, Calibration *ret);
-/* Atomic replace, mode 0644, dir made if missing.  0 or -errno. */
+/* Atomic replace, mode 0644.  dir must exist (StateDirectory=): -ENOENT otherwise.  0 or -errno. */
 int calibration_save(const char *dir, const Calibration *c);
 
 /*

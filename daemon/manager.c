@@ -114,6 +114,7 @@ struct Manager {
         usec_t bulk_period_usec;          /* one BULK_WINDOW_USEC of tracing per period; 0: never */
         char *calibration_dir;
         bool calibration_dir_given;       /* --calibration-dir */
+        bool cal_save_warned;
         Calibration cal;                  /* time per page, fitted from the measured bulk frees */
         bool cal_valid;                   /* cal holds a fit (loaded or made) */
         uint64_t cal_seen;                /* window records already added to cal */
@@ -1785,9 +1786,13 @@ static void manager_calibrate(Manager *m) {
         if (m->dry_run)
                 return;
         r = calibration_save(m->calibration_dir, &m->cal);
-        if (r < 0)
+        if (r == -ENOENT && !m->cal_save_warned)
+                log_info("%s does not exist (the unit's StateDirectory= makes it): the calibration is kept in "
+                         "memory only", m->calibration_dir);
+        else if (r < 0 && r != -ENOENT)
                 log_warning_errno(r, "Failed to save the calibration in %s: %s, ignoring", m->calibration_dir,
                                   errno_str(r));
+        m->cal_save_warned = m->cal_save_warned || r == -ENOENT;
 }
 
 /* A bulk_free_p99 goal, once applied, against what is measured: calibration_goal_feedback(). */

@@ -29,7 +29,7 @@ fi
 [ -d "$tfs/instances" ] && [ -d "$tfs/events/kmem/mm_page_pcpu_drain" ] || tap_skip_all "no trace instances or no kmem:mm_page_pcpu_drain"
 global_before=$(cat "$tfs/tracing_on" "$tfs/events/kmem/mm_page_pcpu_drain/enable" "$tfs/events/kmem/mm_page_free/enable" "$tfs/buffer_size_kb")
 
-mkdir -p "$tmp/pol"
+mkdir -p "$tmp/pol" "$tmp/cal"
 "$PCPTUNED" --policy-dir "$tmp/pol" --state-dir "$tmp/state" --calibration-dir "$tmp/cal" --interval 1s \
 	--bulk-free-period 5s >"$tmp/log" 2>&1 &
 pid=$!

@@ -11,6 +11,7 @@
 
 #include <math.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include <inttypes.h>
 #include <limits.h>
 #include <stdio.h>
@@ -1045,6 +1046,9 @@ static void test_calibration(void **state) {
         char sub[64];
         snprintf(sub, sizeof sub, "%s/state", dir);
         assert_int_equal(calibration_load(sub, &d), -ENOENT);
+        /* Never made by the daemon: StateDirectory= is. */
+        assert_int_equal(calibration_save(sub, &c), -ENOENT);
+        assert_int_equal(mkdir(sub, 0755), 0);
         assert_int_equal(calibration_save(sub, &c), 0);
         assert_int_equal(calibration_load(sub, &d), 0);
         assert_true(fabs(d.ns_per_page - 298.0) < 1e-6);
