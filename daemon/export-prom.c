@@ -318,16 +318,16 @@ static void get_bulk_free_hold(const PromInput *in, PromEmit *e) {
         const BulkFreeView *v = bulk_free(in);
         if (!v || v->sum.samples == 0)
                 return;
-        prom_emit(e, v->sum.p99_seconds, "0.99");
-        prom_emit(e, v->sum.max_seconds, "1");
+        prom_emit(e, v->sum.p99_seconds, "p99");
+        prom_emit(e, v->sum.max_seconds, "max");
 }
 
 static void get_bulk_free_pages(const PromInput *in, PromEmit *e) {
         const BulkFreeView *v = bulk_free(in);
         if (!v || v->sum.samples == 0)
                 return;
-        prom_emit(e, (double) v->sum.pages_p99, "0.99");
-        prom_emit(e, (double) v->sum.pages_max, "1");
+        prom_emit(e, (double) v->sum.pages_p99, "p99");
+        prom_emit(e, (double) v->sum.pages_max, "max");
 }
 
 static void get_bulk_free_samples(const PromInput *in, PromEmit *e) {
@@ -485,11 +485,12 @@ static const PromMetric prom_table[] = {
         { "pcptune_reclaim_swappiness", PROM_GAUGE, "", { "answer", NULL },
           "1 for whether memory.reclaim takes swappiness= (yes: reclaim writes '<bytes> swappiness=0'; unknown: "
           "cgroup v1 or not probed)", get_reclaim_swappiness },
-        { "pcptune_pcp_bulk_free_hold_seconds", PROM_GAUGE, "seconds", { "quantile", NULL },
-          "pcp bulk-free zone->lock hold traced over the last 10 minutes (a lower bound; 0.99 and 1 = max)",
+        /* "quantile" is reserved for summaries (promtool refuses it on a gauge): "stat" p99 and max. */
+        { "pcptune_pcp_bulk_free_hold_seconds", PROM_GAUGE, "seconds", { "stat", NULL },
+          "pcp bulk-free zone->lock hold traced over the last 10 minutes (a lower bound; stat p99 and max)",
           get_bulk_free_hold },
-        { "pcptune_pcp_bulk_free_pages", PROM_GAUGE, "pages", { "quantile", NULL },
-          "pages moved per pcp bulk free over the last 10 minutes (0.99 and 1 = max)", get_bulk_free_pages },
+        { "pcptune_pcp_bulk_free_pages", PROM_GAUGE, "pages", { "stat", NULL },
+          "pages moved per pcp bulk free over the last 10 minutes (stat p99 and max)", get_bulk_free_pages },
         { "pcptune_pcp_bulk_free_samples", PROM_GAUGE, "", { NULL },
           "pcp bulk frees measured in the last 10 minutes", get_bulk_free_samples },
         { "pcptune_bulk_free_traced_seconds_total", PROM_COUNTER, "seconds", { NULL },

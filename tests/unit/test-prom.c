@@ -56,6 +56,8 @@ static void test_table(void **state) {
                         assert_true(l < PROM_LABELS_MAX);
                         assert_true(valid_name(t[i].labels[l], true));
                         assert_false(strncmp(t[i].labels[l], "__", 2) == 0);
+                        /* Reserved for summaries and histograms: promtool refuses them on gauges and counters. */
+                        assert_false(streq(t[i].labels[l], "quantile") || streq(t[i].labels[l], "le"));
                         /* No unbounded label: never a cgroup, a CPU or a path. */
                         assert_false(streq(t[i].labels[l], "cgroup") || streq(t[i].labels[l], "cpu") ||
                                      streq(t[i].labels[l], "path"));
@@ -169,7 +171,7 @@ static void test_render(void **state) {
         out = render(&f.in);
         assert_non_null(strstr(out, "\npcptune_process_exits_per_second 12.5\n"));
         assert_non_null(strstr(out, "\npcptune_process_exits_total 99\n"));
-        /* Bulk-free holds: absent while unavailable, quantiles 0.99 and 1 once measured. */
+        /* Bulk-free holds: absent while unavailable, p99 and max once measured. */
         assert_null(strstr(out, "pcptune_pcp_bulk_free"));
         free(out);
         BulkFreeView bv = { .available = true, .window_usec = 600 * USEC_PER_SEC,
@@ -178,9 +180,9 @@ static void test_render(void **state) {
                             .c = { .traced_usec = 1250000, .lost = 360846, .cost_usec = 114058 } };
         f.report.bulk_free = &bv;
         out = render(&f.in);
-        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_hold_seconds{quantile=\"0.99\"} 7e-05\n"));
-        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_hold_seconds{quantile=\"1\"} 9e-05\n"));
-        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_pages{quantile=\"0.99\"} 189\n"));
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_hold_seconds{stat=\"p99\"} 7e-05\n"));
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_hold_seconds{stat=\"max\"} 9e-05\n"));
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_pages{stat=\"p99\"} 189\n"));
         assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_samples 187\n"));
         assert_non_null(strstr(out, "\npcptune_bulk_free_lost_events_total 360846\n"));
         assert_non_null(strstr(out, "\npcptune_bulk_free_traced_seconds_total 1.25\n"));
