@@ -59,50 +59,112 @@ typedef struct CtlOptions {
         const char *directory;       /* history: journal files here (journalctl -D) */
 } CtlOptions;
 
-static void help(void) {
-        printf("Usage: pcptunectl [OPTIONS] COMMAND [ARGS]\n\n"
-               "Commands:\n"
-               "  status                 kernel state, policy decisions and what pcptuned manages\n"
-               "  validate PATH...       check policy files or directories (exit 1 on any error)\n"
-               "  restore                restore the values recorded in the restore journal\n"
-               "  resume KNOB            manage KNOB again after an administrator changed it\n"
-               "  plan                   pcp lists and percpu memory for this host, a snapshot, a fleet\n"
-               "                         of snapshots or a hypothetical shape, exactly as the kernel computes\n"
-               "  snapshot -o DIR|F.tar.gz   capture what plan needs from this host (or --root)\n"
-               "  repair                 compare pagesets with the model; recompute them if they differ\n"
-               "  liveness               exit 0 if pcptuned sampled within --max-age (a liveness probe)\n"
-               "  history                what pcptuned changed, restored, backed off from, reclaimed and\n"
-               "                         reloaded, from the journal\n\n"
-               "Options:\n"
-               "  -r, --root DIR         kernel files below DIR (default /); for plan also a directory of\n"
-               "                         snapshots (one table for the fleet) or a snapshot .tar.gz\n"
-               "  -s, --state-dir DIR    pcptuned's state directory (default %s)\n"
-               "  -p, --policy-dir DIR   policies (status, plan; default as pcptuned)\n"
-               "      --json             JSON output (status, plan, history)\n"
-               "      --csv              plan: one CSV table (the default for a fleet)\n"
-               "  -f, --fraction F       plan: also evaluate this fraction (repeatable)\n"
-               "      --shape SPEC       plan: cpus=N,memory=SIZE,nodes=K[,kernel=X.Y][,possible=N]\n"
-               "                         [,thp=on|off][,page=4KiB][,wsf=10]: a hypothetical host\n"
-               "      --managed N:ZONE=PAGES  plan --shape: managed pages of a zone (exact input)\n"
-               "      --containers N     plan: percpu projection for N containers\n"
-               "      --memcgs-per-container M  (default 1)\n"
-               "      --measure[=N]      plan: measure the percpu cost of a memcg here by creating and\n"
-               "                         removing N (default 200) empty memcgs (root only)\n"
-               "  -o, --output PATH      snapshot: directory or .tar.gz to write\n"
-               "      --force            repair: recompute even when the pagesets match\n"
-               "      --max-age DURATION liveness: the oldest last sample that counts as alive (default:\n"
-               "                         3 of the daemon's sampling intervals, at least 30s)\n"
-               "      --latency TIME     plan: the fraction whose predicted p99 bulk-free hold meets TIME\n"
-               "      --ns-per-page N    plan: bulk-free time per page (a calibration by hand)\n"
-               "      --calibration-dir DIR  where pcptuned keeps calibration.json (default %s)\n"
-               "      --since TIME       history: from TIME (2026-12-01, 2026-12-01 15:04:05 UTC, now, or\n"
-               "                         a time ago: 7d, 1h)\n"
-               "      --until TIME       history: up to TIME (same forms)\n"
-               "  -D, --directory DIR    history: read the journal files in DIR (as journalctl -D)\n"
-               "      --no-owner-check   do not require root-owned, non-writable policy files\n"
-               "  -h, --help             this help\n"
-               "      --version          print the version\n",
-               STATE_DIR_DEFAULT, CALIBRATION_DIR_DEFAULT);
+/* The commands, as --help lists them: name, usage after the name, description lines (indented 25). */
+static const struct CtlCommandHelp {
+        const char *name;
+        const char *args;
+        const char *text;
+} ctl_commands[] = {
+        { "status", "", "kernel state, policy decisions and what pcptuned manages; why each\n"
+                        "rule is or is not acting, each knob's last change" },
+        { "validate", " PATH...", "check policy files or directories (exit 1 on any error)" },
+        { "restore", "", "restore the values recorded in the restore journal" },
+        { "resume", " KNOB", "manage KNOB again after an administrator changed it" },
+        { "plan", "", "pcp lists and percpu memory for this host, a snapshot, a fleet\n"
+                      "of snapshots or a hypothetical shape, exactly as the kernel computes" },
+        { "snapshot", " -o DIR|F.tar.gz", "capture what plan needs from this host (or --root)" },
+        { "repair", "", "compare pagesets with the model; recompute them if they differ" },
+        { "liveness", "", "exit 0 if pcptuned sampled within --max-age (a liveness probe)" },
+        { "history", "", "what pcptuned changed, restored, backed off from, reclaimed and\n"
+                         "reloaded, from the journal" },
+};
+
+/*
+ * The options, as --help lists them (the lines as printed; "%s" takes the default), and the commands that
+ * use each (space-separated; NULL: every command).  `pcptunectl COMMAND --help` lists that command's.
+ */
+static const struct CtlOptionHelp {
+        const char *commands;
+        const char *text;
+} ctl_options[] = {
+        { "status restore plan snapshot repair",
+          "  -r, --root DIR         kernel files below DIR (default /); for plan also a directory of\n"
+          "                         snapshots (one table for the fleet) or a snapshot .tar.gz" },
+        { "status restore resume plan repair liveness",
+          "  -s, --state-dir DIR    pcptuned's state directory (default " STATE_DIR_DEFAULT "; plan keeps a\n"
+          "                         measured memcg cost there)" },
+        { "status plan", "  -p, --policy-dir DIR   policies (status, plan; default as pcptuned)" },
+        { "status plan history", "      --json             JSON output (status, plan, history)" },
+        { "plan", "      --csv              plan: one CSV table (the default for a fleet)" },
+        { "plan", "  -f, --fraction F       plan: also evaluate this fraction (repeatable)" },
+        { "plan", "      --shape SPEC       plan: cpus=N,memory=SIZE,nodes=K[,kernel=X.Y][,possible=N]\n"
+                  "                         [,thp=on|off][,page=4KiB][,wsf=10][,min_free_kbytes=K]:\n"
+                  "                         a hypothetical host" },
+        { "plan", "      --managed N:ZONE=PAGES  plan --shape: managed pages of a zone (exact input)" },
+        { "plan", "      --containers N     plan: percpu projection for N containers" },
+        { "plan", "      --memcgs-per-container M  (default 1)" },
+        { "plan", "      --measure[=N]      plan: measure the percpu cost of a memcg here by creating and\n"
+                  "                         removing N (default 200) empty memcgs (root only)" },
+        { "snapshot", "  -o, --output PATH      snapshot: directory or .tar.gz to write" },
+        { "repair", "      --force            repair: recompute even when the pagesets match" },
+        { "liveness", "      --max-age DURATION liveness: the oldest last sample that counts as alive (default:\n"
+                      "                         3 of the daemon's sampling intervals, at least 30s)" },
+        { "plan", "      --latency TIME     plan: the fraction whose predicted p99 bulk-free hold meets TIME" },
+        { "plan", "      --ns-per-page N    plan: bulk-free time per page (a calibration by hand)" },
+        { "plan", "      --calibration-dir DIR  where pcptuned keeps calibration.json (default " CALIBRATION_DIR_DEFAULT ")" },
+        { "history", "      --since TIME       history: from TIME (2026-12-01, 2026-12-01 15:04:05 UTC, now, or\n"
+                     "                         a time ago: 7d, 1h)" },
+        { "history", "      --until TIME       history: up to TIME (same forms)" },
+        { "history", "  -D, --directory DIR    history: read the journal files in DIR (as journalctl -D)" },
+        { "status validate plan", "      --no-owner-check   do not require root-owned, non-writable policy files" },
+        { NULL, "  -h, --help             this help (after a command: that command's options)" },
+        { "", "      --version          print the version" },
+};
+
+static bool help_uses(const char *commands, const char *cmd) {
+        size_t n = strlen(cmd);
+        if (!commands)
+                return true;
+        for (const char *p = commands; (p = strstr(p, cmd)); p += n)
+                if ((p == commands || p[-1] == ' ') && (p[n] == 0 || p[n] == ' '))
+                        return true;
+        return false;
+}
+
+/* `pcptunectl --help` (cmd NULL), or one command's usage and options.  Returns false for an unknown cmd. */
+static bool help(const char *cmd) {
+        const struct CtlCommandHelp *c = NULL;
+
+        for (size_t i = 0; cmd && i < ELEMENTSOF(ctl_commands); i++)
+                if (streq(ctl_commands[i].name, cmd))
+                        c = &ctl_commands[i];
+        if (cmd && !c)
+                return false;
+        if (c)
+                printf("Usage: pcptunectl [OPTIONS] %s%s\n\n", c->name, c->args);
+        else
+                printf("Usage: pcptunectl [OPTIONS] COMMAND [ARGS]\n\n");
+        printf("Commands:\n");
+        for (size_t i = 0; i < ELEMENTSOF(ctl_commands); i++)
+                if (!c || c == &ctl_commands[i]) {
+                        /* continuation lines of the description start at column 25 */
+                        char head[64];
+                        const char *t = ctl_commands[i].text, *nl;
+                        snprintf(head, sizeof head, "  %s%s", ctl_commands[i].name, ctl_commands[i].args);
+                        printf("%-24s ", head);
+                        while ((nl = strchr(t, '\n'))) {
+                                printf("%.*s\n%25s", (int) (nl - t), t, "");
+                                t = nl + 1;
+                        }
+                        printf("%s\n", t);
+                }
+        printf("\nOptions:\n");
+        for (size_t i = 0; i < ELEMENTSOF(ctl_options); i++)
+                if (!c || help_uses(ctl_options[i].commands, c->name))
+                        printf("%s\n", ctl_options[i].text);
+        if (c)
+                printf("\n(pcptunectl --help lists every command; pcptunectl(8) says more)\n");
+        return true;
 }
 
 /* Is a daemon holding the root's lock?  Returns its pid, 0 if none, -errno. */
@@ -1009,6 +1071,7 @@ int main(int argc, char **argv) {
                          .plan = { .memcgs_per_container = 1 } };
         uint64_t u;
         int64_t v;
+        bool want_help = false;
         int c;
 
         log_setup("pcptunectl", LOG_TARGET_STDERR, LOG_INFO);
@@ -1123,14 +1186,24 @@ int main(int argc, char **argv) {
                         printf("pcptunectl %s\n", PACKAGE_VERSION);
                         return 0;
                 case 'h':
-                        help();
-                        return 0;
+                        want_help = true;
+                        break;
                 default:
                         return 2;
                 }
         }
+        if (want_help) {
+                /* GNU getopt moved the command after the options: `plan --help` is plan's help. */
+                if (optind < argc && !help(argv[optind])) {
+                        fprintf(stderr, "pcptunectl: unknown command '%s' (see --help)\n", argv[optind]);
+                        return 2;
+                }
+                if (optind >= argc)
+                        help(NULL);
+                return 0;
+        }
         if (optind >= argc) {
-                help();
+                help(NULL);
                 return 2;
         }
         const char *cmd = argv[optind];

@@ -64,7 +64,7 @@ expect "pcptunectl --<TAB>: every long option of --help, nothing else" "pcptunec
 expect "a prefix completes the command" "pcptunectl pl" plan
 expect "a prefix that two commands share" "pcptunectl re" repair resume restore
 has "plan's options" "pcptunectl plan --" --fraction --shape --managed --containers --memcgs-per-container --measure --csv --json --root
-lacks "plan does not offer other commands' options" "pcptunectl plan --" --force --output --state-dir
+lacks "plan does not offer other commands' options" "pcptunectl plan --" --force --output --since
 has "snapshot's options" "pcptunectl snapshot --" --output --root
 lacks "snapshot does not offer plan's" "pcptunectl snapshot --" --fraction --json
 expect "options before the command (with arguments) do not hide it" "pcptunectl -s /run/pcptune --root / plan --js" --json
