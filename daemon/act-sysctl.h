@@ -18,7 +18,7 @@
 
 /* What probing a kernel feature found. */
 typedef enum FeatureState {
-        FEATURE_UNKNOWN,           /* not tried yet */
+        FEATURE_UNKNOWN,           /* not probed yet ("unknown") */
         FEATURE_ABSENT,
         FEATURE_PRESENT,
         _FEATURE_STATE_MAX,

@@ -519,6 +519,24 @@ static int cmd_validate(const CtlOptions *o, char **paths) {
                 return 2;
         }
         r = policy_set_load_paths(paths, !o->no_owner_check, &set, &diag);
+        /* On this host (or --root): a reclaim-dying rule that cgroup v1 leaves nothing to reclaim with. */
+        MemcgCounts mc = { 0 };
+        if (r >= 0 && set && memcg_counts_read(o->root, &mc) >= 0 && mc.mode == CGROUP_MEMORY_V1)
+                for (size_t i = 0; i < set->n_policies; i++)
+                        for (size_t k = 0; k < set->policies[i]->n_rules; k++) {
+                                const Policy *p = set->policies[i];
+                                const Rule *rl = &p->rules[k];
+                                if (rl->action.kind != ACTION_RECLAIM_DYING ||
+                                    rl->action.reclaim.force_empty != FORCE_EMPTY_NO ||
+                                    rl->action.reclaim.drop_caches)
+                                        continue;
+                                diagnostics_warning(&diag,
+                                                    "%s:%u:%u: rule '%s' can reclaim nothing on this host: its memory "
+                                                    "controller is cgroup v1, which has no memory.reclaim; allow "
+                                                    "force-empty: childless (or true), or drop-caches: true",
+                                                    p->file, rl->line, rl->column, rl->name);
+                        }
+        memcg_counts_done(&mc);
         for (size_t i = 0; i < diag.n_errors; i++)
                 printf("%s\n", diag.errors[i]);
         for (size_t i = 0; i < diag.n_warnings; i++)

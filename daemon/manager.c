@@ -737,7 +737,8 @@ static void manager_apply_scale(Manager *m, const Plan *plan) {
                 m->act_failures++;
 }
 
-/* A `repair: pagesets` rule: recompute pagesets that differ from the model (seed 002). */
+/* A `repair: pagesets` rule: recompute pagesets that differ from the model (a CPU whose batch was left at
+ * a value the kernel no longer computes). */
 static void manager_repair_pagesets(Manager *m, const Snapshot *s, const PlannedAction *a, bool wrote_knob) {
         PagesetCheck c = { 0 };
         int r;

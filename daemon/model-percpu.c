@@ -34,7 +34,7 @@ static const Advisory advisory_table[] = {
         },
         {
                 "memcg obj stock refill fix (refill_obj_stock)", "5.14", { 5, 14, 0 },
-                "per-CPU byte stocks keep the objcg cached: kmem charging scales (cgroup v2 gained 49x in the seed)",
+                "per-CPU byte stocks keep the objcg cached: kernel memory charging scales with the CPU count",
                 "slab charging contends on shared cache lines, worst on cgroup v1: prefer cgroup v2",
                 "unverified",
         },

@@ -101,7 +101,7 @@ void percpu_split_set_fragmentation(PercpuSplit *s, uint64_t bytes, const char *
 /* "measured", "modelled: <how>" ... for text and JSON: one line in buf.  Returns buf. */
 const char *percpu_split_basis(const PercpuSplit *s, char *buf, size_t size);
 
-/* Kernel mechanisms from the seed threads: whether this kernel has them and what it means. */
+/* Kernel changes that matter to pcp lists and percpu memory: whether this kernel has them and what it means. */
 typedef struct Advisory {
         const char *name;
         const char *since;         /* first mainline release, as text */

@@ -248,9 +248,9 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
         {
                 char line[256];
                 snprintf(line, sizeof line,
-                         "burst overshoot, stated apart: frees in bursts may exceed high by up to batch << "
-                         "CONFIG_PCP_BATCH_SCALE_MAX (%d on Debian) pages per CPU and zone: up to %s on this host, "
-                         "for a moment",
+                         "not counted above: while pages are freed in a burst (a process exit), a CPU's list may hold up to "
+                         "batch << CONFIG_PCP_BATCH_SCALE_MAX (%d on Debian) pages more than high, per zone: up to %s "
+                         "on this host, for a moment",
                          PCP_BATCH_SCALE_MAX_DEFAULT, format_bytes(b1, sizeof b1, host_burst_bytes(h)));
                 print_wrapped(f, "  ", 4, line);
         }
@@ -305,7 +305,7 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                 plan_print_holds(f, h, o);
         }
 
-        /* Live pagesets against the model (seed 002). */
+        /* Live pagesets against the model: a pageset the kernel did not recompute shows here. */
         if (h->snap && h->snap->has_knob) {
                 PagesetCheck c;
                 if (pageset_check(h->snap, &c) >= 0) {

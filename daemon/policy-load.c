@@ -573,8 +573,10 @@ static void check_unique_names(const PolicySet *s, Diagnostics *diag) {
                 if (first[i])
                         diagnostics_error(diag,
                                           "%s:%u:%u: expected unique policy names, found '%s' again (also in %s:%u)",
-                                          s->policies[i]->file, s->policies[i]->line, s->policies[i]->column,
-                                          s->policies[i]->name, first[i]->file, first[i]->line);
+                                          s->policies[i]->file, s->policies[i]->name_line ?: s->policies[i]->line,
+                                          s->policies[i]->name_line ? s->policies[i]->name_column
+                                                                    : s->policies[i]->column,
+                                          s->policies[i]->name, first[i]->file, first[i]->name_line ?: first[i]->line);
 }
 
 /*

@@ -401,6 +401,44 @@ static void fields_list(const Field *fields, size_t n, char *buf, size_t size) {
         }
 }
 
+/* Levenshtein distance of two short strings (insertions, deletions, substitutions; at most 63 chars). */
+static size_t edit_distance(const char *a, const char *b) {
+        size_t la = strlen(a), lb = strlen(b), row[64];
+        if (la >= ELEMENTSOF(row) || lb >= ELEMENTSOF(row))
+                return SIZE_MAX;
+        for (size_t j = 0; j <= lb; j++)
+                row[j] = j;
+        for (size_t i = 1; i <= la; i++) {
+                size_t diag = row[0];
+                row[0] = i;
+                for (size_t j = 1; j <= lb; j++) {
+                        size_t up = row[j];
+                        row[j] = MIN(MIN(row[j] + 1, row[j - 1] + 1), diag + (a[i - 1] != b[j - 1]));
+                        diag = up;
+                }
+        }
+        return row[lb];
+}
+
+/* A hint for an unknown key: the known key within 2 edits ("hihg" -> "high"), or how a goal is written. */
+static const char *key_hint(const char *what, const char *key, const Field *fields, size_t n, char *buf, size_t size) {
+        size_t best = SIZE_MAX, bi = 0;
+
+        if (streq(what, "pcp") && streq(key, "fraction"))
+                return "; a fraction is a goal for high: pcp: {high: {fraction: N}}";
+        for (size_t i = 0; i < n; i++) {
+                size_t d = edit_distance(key, fields[i].key);
+                if (d < best) {
+                        best = d;
+                        bi = i;
+                }
+        }
+        if (best == 0 || best > 2 || best >= strlen(key))
+                return "";
+        snprintf(buf, size, "; did you mean '%s'?", fields[bi].key);
+        return buf;
+}
+
 /*
  * Parse a mapping at the current event with a table.  what names it in
  * messages ("the policy", "a rule").  Unknown and duplicate keys are errors
@@ -445,8 +483,10 @@ static int parse_mapping(Parser *p, const char *what, const Field *fields, size_
                         if (streq(scalar_value(p), fields[i].key))
                                 break;
                 if (i >= n) {
-                        parser_error(p, &key_mark, "expected a key of %s (%s), found unknown key %s", what, keys,
-                                     event_describe(p, buf, sizeof(buf)));
+                        char hint[96];
+                        parser_error(p, &key_mark, "expected a key of %s (%s), found unknown key %s%s", what, keys,
+                                     event_describe(p, buf, sizeof(buf)),
+                                     key_hint(what, scalar_value(p), fields, n, hint, sizeof hint));
                         if ((r = parser_next(p)) < 0 || (r = parser_skip_node(p)) < 0)
                                 return r;
                         continue;
@@ -1462,9 +1502,17 @@ static int parse_rules(Parser *p, void *dest) {
         return p->n_errors > errors ? -EINVAL : 0;
 }
 
+/* The policy's name, remembering where it is written. */
+static int parse_policy_name(Parser *p, void *dest) {
+        Policy *policy = dest;
+        policy->name_line = (unsigned) p->event.start_mark.line + 1;
+        policy->name_column = (unsigned) p->event.start_mark.column + 1;
+        return parse_name(p, &policy->name);
+}
+
 static const Field policy_fields[] = {
         { "version", parse_version_field, 0, FIELD_REQUIRED },
-        { "name", parse_name, offsetof(Policy, name), FIELD_REQUIRED },
+        { "name", parse_policy_name, 0, FIELD_REQUIRED },
         { "description", parse_text, offsetof(Policy, description), 0 },
         { "priority", parse_priority, offsetof(Policy, priority), 0 },
         { "host", parse_host, offsetof(Policy, host), 0 },

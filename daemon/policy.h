@@ -251,6 +251,7 @@ typedef struct Policy {
         Rule *rules;
         size_t n_rules;
         unsigned line, column;
+        unsigned name_line, name_column;   /* of the name: value (what a duplicate name is reported at) */
 } Policy;
 
 typedef struct PolicySet {

@@ -35,7 +35,7 @@ const char *feature_state_to_string(FeatureState s) {
         case FEATURE_ABSENT:
                 return "no";
         default:
-                return "not tried";
+                return "unknown";
         }
 }
 

@@ -10,7 +10,7 @@
 #include "snapshot.h"
 
 /*
- * Pagesets against the model (seed 002: batch 7 where 63 was expected after
+ * Pagesets against the model (a batch of 7 where 63 is expected after
  * deferred memory init).  What can be compared depends on what zoneinfo
  * prints: batch always; high_min/high_max where printed (6.13+); the fixed
  * high before 6.7 (and with pcp_knob legacy, <= 5.13).  On 6.7-6.12 the

@@ -110,7 +110,7 @@ static void snapshot_classify_regime(Snapshot *s) {
                         continue;
                 for (size_t c = 0; c < z->n_cpus; c++) {
                         if (z->cpus[c].batch != fixed.batch)
-                                continue; /* a pageset the kernel did not recompute (seed 002): says nothing */
+                                continue; /* a pageset the kernel did not recompute: says nothing */
                         s->regime_cpus_compared++;
                         s->regime_cpus_dynamic += z->cpus[c].high != fixed.high_max;
                 }

@@ -47,6 +47,22 @@ for f in "$top_srcdir"/tests/policies/good/*.yaml; do
 done
 expect_rc "validate without paths" 2 "$PCPTUNECTL" validate
 
+# pcptune.policy(5)'s example validates without warnings; without force-empty, on a cgroup v1 host,
+# its reclaim-dying rule is said to reclaim nothing.
+sed -n '/^\.SH EXAMPLE/,/^\.fi/p' "$top_srcdir/man/pcptune.policy.5" | sed '1,2d;$d' >"$tmp/example.yaml"
+expect_rc "validate the man page's example" 0 "$PCPTUNECTL" validate --no-owner-check "$tmp/example.yaml"
+grep -q "OK (0 warning(s))" "$tmp/out" && tap_ok "the man page's example has no warnings" || tap_fail "example warnings" "$(cat "$tmp/out")"
+if [ -e /sys/fs/cgroup/memory/memory.usage_in_bytes ]; then
+	sed '/force-empty: childless/d; s/timeout: 10s,$/timeout: 10s } }/' "$tmp/example.yaml" >"$tmp/v1.yaml"
+	"$PCPTUNECTL" validate --no-owner-check "$tmp/v1.yaml" >"$tmp/out" 2>&1
+	grep -q "v1.yaml:[0-9]*:[0-9]*: rule 'dying-memcg-cleanup' can reclaim nothing on this host: .*cgroup v1.*force-empty: childless" "$tmp/out" &&
+		tap_ok "cgroup v1 host: a reclaim-dying rule with no v1 method is warned about" || tap_fail "v1 warning" "$(cat "$tmp/out")"
+fi
+# Author words stay out of what operators read.
+jargon=$(grep -nE "seed [0-9]{3}|the seed|stated apart|not tried|49x" "$top_srcdir/README" "$top_srcdir"/man/*.[58] \
+	"$top_srcdir"/daemon/*.c "$top_srcdir"/daemon/*.h)
+[ -z "$jargon" ] && tap_ok "no author jargon in README, man pages and sources" || tap_fail "jargon" "$jargon"
+
 # status on a fixture root: the report, no daemon.
 expect_rc "pcptunectl status on a fixture" 0 "$PCPTUNECTL" --root "$root" --state-dir "$tmp/state" \
 	--policy-dir "$top_srcdir/tests/policies/minimum" --no-owner-check status

@@ -1122,7 +1122,7 @@ static void test_load_dir(void **state) {
         assert_int_equal(d.n_errors, 2);
         _cleanup_(freep) char *e1 = NULL, *e2 = NULL;
         assert_true(asprintf(&e1, "%s/50-dir.yaml: expected a regular file, found a directory", tmp) > 0);
-        assert_true(asprintf(&e2, "%s/40-link.yaml:1:1: expected unique policy names, found 'c' again (also in %s/30-c.yaml:1)",
+        assert_true(asprintf(&e2, "%s/40-link.yaml:2:7: expected unique policy names, found 'c' again (also in %s/30-c.yaml:2)",
                              tmp, tmp) > 0);
         assert_string_equal(d.errors[0], e1);
         assert_string_equal(d.errors[1], e2);
