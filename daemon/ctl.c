@@ -613,12 +613,8 @@ static int cmd_restore(const CtlOptions *o) {
         char err[512], eroot[PATH_MAX];
         int pid, r;
 
-        pid = daemon_pid(o);
-        if (pid > 0) {
-                log_error("pcptuned (pid %d) is running on root %s: stop it instead (it restores on stop)", pid,
-                          o->root);
-                return 1;
-        }
+        /* The journal first: with none, or one of another root, a daemon running on
+         * this root has nothing to do with it (and the answer does not depend on it). */
         r = journal_load(o->state_dir, &j, err, sizeof err);
         if (r == -ENOENT) {
                 printf("No restore journal in %s: nothing to restore\n", o->state_dir);
@@ -633,6 +629,12 @@ static int cmd_restore(const CtlOptions *o) {
                 return log_error("The restore journal in %s belongs to root %s, not %s: pass --root %s to restore it",
                                  o->state_dir, str_escape(j->root, eroot, sizeof eroot), o->root, eroot),
                        1;
+        pid = daemon_pid(o);
+        if (pid > 0) {
+                log_error("pcptuned (pid %d) is running on root %s: stop it instead (it restores on stop)", pid,
+                          o->root);
+                return 1;
+        }
         r = journal_restore(j, o->root, "pcptunectl restore");
         if (r < 0)
                 return 1;

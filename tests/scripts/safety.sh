@@ -115,7 +115,7 @@ if [ $rc -ne 0 ] && grep -q "Another pcptuned (pid $daemon_pid) is running on ro
 else
 	tap_fail "two daemons" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"
 fi
-"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state2" restore >"$tmp/out" 2>&1; rc=$?
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" restore >"$tmp/out" 2>&1; rc=$?
 [ $rc -ne 0 ] && grep -q "is running on root" "$tmp/out" && tap_ok "pcptunectl restore refuses while a daemon runs on the root" ||
 	tap_fail "ctl restore while running" "$(cat "$tmp/out")"
 stop_daemon TERM
