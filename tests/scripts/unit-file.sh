@@ -14,7 +14,7 @@ trap 'rm -rf "$tmp"' EXIT
 sed "s|^ExecStart=.*|ExecStart=$PCPTUNED|" "$unit" >"$tmp/pcptuned.service"
 out=$(SYSTEMD_LOG_LEVEL=warning "$sa" verify "$tmp/pcptuned.service" 2>&1 | grep -v "Cannot add dependency job\|Failed to load configuration\|multi-user.target\|tuned.service\|systemd-sysctl.service")
 if [ -z "$out" ]; then tap_ok "systemd-analyze verify: no complaints"; else tap_fail "systemd-analyze verify" "$out"; fi
-for k in "Type=notify" "WatchdogSec=" "ExecReload=" "Restart=on-failure" "RuntimeDirectoryPreserve=yes" "ReadWritePaths=/proc/sys/vm" "ReadWritePaths=-/var/lib/prometheus/node-exporter" "ReadWritePaths=-/sys/kernel/tracing" "ReadWritePaths=-/sys/kernel/mm/percpu" "StateDirectory=pcptune"; do
+for k in "Type=notify" "WatchdogSec=" "ExecReload=" "Restart=on-failure" "RuntimeDirectoryPreserve=yes" "ReadWritePaths=/proc/sys/vm" "ReadWritePaths=-/var/lib/prometheus/node-exporter" "ReadWritePaths=-/sys/kernel/tracing/instances" "ReadWritePaths=-/sys/kernel/mm/percpu" "StateDirectory=pcptune"; do
 	grep -q "^$k" "$unit" && tap_ok "unit has $k" || tap_fail "unit lacks $k"
 done
 # percpu-depopulate works through the file's mode (contrib patch 0003), not CAP_SYS_ADMIN.
