@@ -548,13 +548,15 @@ static int cmd_validate(const CtlOptions *o, char **paths) {
                 printf("%zu error(s), %zu warning(s)\n", diag.n_errors, diag.n_warnings);
                 return 1;
         }
-        size_t rules = 0;
-        if (set->n_policies == 0)
+        size_t rules = 0, warnings = diag.n_warnings;
+        if (set->n_policies == 0) { /* counted with the others, so the summary agrees with what was printed */
                 printf("warning: no policies: a pcptuned using only these would change nothing\n");
+                warnings++;
+        }
         for (size_t i = 0; i < set->n_policies; i++)
                 rules += set->policies[i]->n_rules;
         printf("%zu polic%s, %zu rule%s: OK (%zu warning(s))\n", set->n_policies, set->n_policies == 1 ? "y" : "ies",
-               rules, rules == 1 ? "" : "s", diag.n_warnings);
+               rules, rules == 1 ? "" : "s", warnings);
         return 0;
 }
 

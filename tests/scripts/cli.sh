@@ -31,6 +31,11 @@ expect_rc "pcptunectl --version" 0 "$PCPTUNECTL" --version
 # The shipped policies validate without errors or warnings.
 expect_rc "validate policies/" 0 "$PCPTUNECTL" validate --no-owner-check "$top_srcdir/policies"
 grep -q "OK (0 warning(s))" "$tmp/out" && tap_ok "shipped policies have no warnings" || tap_fail "shipped warnings" "$(cat "$tmp/out")"
+# An empty directory is valid, with one warning, and the summary counts it.
+mkdir -p "$tmp/nopolicies"
+expect_rc "validate an empty directory" 0 "$PCPTUNECTL" validate --no-owner-check "$tmp/nopolicies"
+grep -q "^warning: no policies" "$tmp/out" && grep -q "^0 policies, 0 rules: OK (1 warning(s))$" "$tmp/out" &&
+	tap_ok "an empty directory: the warning is counted" || tap_fail "empty directory summary" "$(cat "$tmp/out")"
 # Every bad policy fails with file:line:column.
 for f in "$top_srcdir"/tests/policies/bad/*.yaml; do
 	[ -e "$f" ] || continue
