@@ -78,18 +78,6 @@ double calibration_predict_ns(double ns_per_page, uint64_t pages) {
         return ns_per_page * (double) pages;
 }
 
-static int get_number(json_object *o, const char *key, double lo, double hi, double *ret) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) ||
-            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-                return -EINVAL;
-        double d = json_object_get_double(v);
-        if (!isfinite(d) || d < lo || d > hi)
-                return -EINVAL;
-        *ret = d;
-        return 0;
-}
-
 int calibration_parse(const char *text, size_t len, Calibration *ret) {
         Calibration c = { 0 };
         json_tokener *tok;
@@ -108,21 +96,21 @@ int calibration_parse(const char *text, size_t len, Calibration *ret) {
         json_tokener_free(tok);
         if (!o || !complete || !json_object_is_type(o, json_type_object))
                 goto out;
-        if (get_number(o, "version", 1, 1, &version) < 0 ||
-            get_number(o, "ns_per_page", 1e-3, CALIBRATION_MAX_NS_PER_PAGE, &k) < 0 ||
-            get_number(o, "ns_per_page_stderr", 0, CALIBRATION_MAX_NS_PER_PAGE, &se) < 0 ||
-            get_number(o, "rms_residual_ns", 0, 1e12, &rms) < 0 ||
-            get_number(o, "samples", CALIBRATION_MIN_SAMPLES, CALIBRATION_MAX_WEIGHT, &c.n) < 0 ||
-            get_number(o, "sum_pages2", 1, 1e30, &c.sum_pp) < 0 ||
-            get_number(o, "sum_span_pages", 0, 1e36, &c.sum_sp) < 0 ||
-            get_number(o, "sum_span2", 0, 1e42, &c.sum_ss) < 0 ||
-            get_number(o, "pages_min", 1, UINT32_MAX, &pmin) < 0 ||
-            get_number(o, "pages_max", pmin, UINT32_MAX, &pmax) < 0 ||
-            get_number(o, "updated", 0, 1e11, &upd) < 0)
+        if (json_get_number(o, "version", 1, 1, &version) < 0 ||
+            json_get_number(o, "ns_per_page", 1e-3, CALIBRATION_MAX_NS_PER_PAGE, &k) < 0 ||
+            json_get_number(o, "ns_per_page_stderr", 0, CALIBRATION_MAX_NS_PER_PAGE, &se) < 0 ||
+            json_get_number(o, "rms_residual_ns", 0, 1e12, &rms) < 0 ||
+            json_get_number(o, "samples", CALIBRATION_MIN_SAMPLES, CALIBRATION_MAX_WEIGHT, &c.n) < 0 ||
+            json_get_number(o, "sum_pages2", 1, 1e30, &c.sum_pp) < 0 ||
+            json_get_number(o, "sum_span_pages", 0, 1e36, &c.sum_sp) < 0 ||
+            json_get_number(o, "sum_span2", 0, 1e42, &c.sum_ss) < 0 ||
+            json_get_number(o, "pages_min", 1, UINT32_MAX, &pmin) < 0 ||
+            json_get_number(o, "pages_max", pmin, UINT32_MAX, &pmax) < 0 ||
+            json_get_number(o, "updated", 0, 1e11, &upd) < 0)
                 goto out;
         /* Files of the first version have no p99 rate: then the fit predicts. */
         if (json_object_object_get_ex(o, "ns_per_page_p99", &v) &&
-            get_number(o, "ns_per_page_p99", 1e-3, CALIBRATION_MAX_NS_PER_PAGE, &c.ns_per_page_p99) < 0)
+            json_get_number(o, "ns_per_page_p99", 1e-3, CALIBRATION_MAX_NS_PER_PAGE, &c.ns_per_page_p99) < 0)
                 goto out;
         if (!json_object_object_get_ex(o, "kernel", &v) || !json_object_is_type(v, json_type_string) ||
             json_object_get_string_len(v) >= (int) sizeof c.kernel)

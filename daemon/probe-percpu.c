@@ -158,11 +158,7 @@ int memcg_cost_measurement_parse(const char *buf, size_t len, MemcgCostMeasureme
         if (!json_object_object_get_ex(o, "nodes", &v) || !json_object_is_type(v, json_type_int) ||
             (nodes = json_object_get_int64(v)) < 1 || nodes > 1024)
                 goto invalid;
-        if (!json_object_object_get_ex(o, "bytes", &v) ||
-            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-                goto invalid;
-        bytes = json_object_get_double(v);
-        if (!(bytes >= 1.0 && bytes <= 65536.0 * (double) cpus))
+        if (json_get_number(o, "bytes", 1.0, 65536.0 * (double) cpus, &bytes) < 0)
                 goto invalid;
         if (!json_object_object_get_ex(o, "how", &v) || !json_object_is_type(v, json_type_string) ||
             !printable(json_object_get_string(v), sizeof m.how - 1))

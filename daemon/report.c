@@ -528,19 +528,6 @@ static json_object *bulk_free_to_json(const BulkFreeView *v) {
         return b;
 }
 
-/* A member that must be a number in [lo, hi]; 0 or -EINVAL. */
-static int json_number(json_object *o, const char *key, double lo, double hi, double *ret) {
-        json_object *v;
-        if (!json_object_object_get_ex(o, key, &v) ||
-            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
-                return -EINVAL;
-        double d = json_object_get_double(v);
-        if (!isfinite(d) || d < lo || d > hi)
-                return -EINVAL;
-        *ret = d;
-        return 0;
-}
-
 int report_bulk_free_from_json(json_object *o, BulkFreeView *ret, char *why_buf, size_t why_size) {
         BulkFreeView v = { 0 };
         json_object *u;
@@ -556,13 +543,13 @@ int report_bulk_free_from_json(json_object *o, BulkFreeView *ret, char *why_buf,
                 return 0;
         }
         /* A hold above 10 s or a window above a day is not something pcptuned writes. */
-        if (json_number(o, "p99_seconds", 0, 10, &p99) < 0 || json_number(o, "max_seconds", p99, 10, &mx) < 0 ||
-            json_number(o, "pages_p99", 0, 1e9, &pp) < 0 || json_number(o, "pages_max", pp, 1e9, &pm) < 0 ||
-            json_number(o, "samples", 0, 1e12, &n) < 0 || json_number(o, "window_seconds", 0, 86400, &w) < 0 ||
-            json_number(o, "traced_seconds", 0, 1e12, &t) < 0 || json_number(o, "windows", 0, 1e12, &win) < 0 ||
-            json_number(o, "lost_events", 0, 1e18, &lost) < 0 || json_number(o, "discarded", 0, 1e18, &disc) < 0 ||
-            json_number(o, "read_cpu_usec", 0, 1e18, &cost) < 0 ||
-            json_number(o, "buffer_kb_per_cpu", 0, 1e9, &kb) < 0)
+        if (json_get_number(o, "p99_seconds", 0, 10, &p99) < 0 || json_get_number(o, "max_seconds", p99, 10, &mx) < 0 ||
+            json_get_number(o, "pages_p99", 0, 1e9, &pp) < 0 || json_get_number(o, "pages_max", pp, 1e9, &pm) < 0 ||
+            json_get_number(o, "samples", 0, 1e12, &n) < 0 || json_get_number(o, "window_seconds", 0, 86400, &w) < 0 ||
+            json_get_number(o, "traced_seconds", 0, 1e12, &t) < 0 || json_get_number(o, "windows", 0, 1e12, &win) < 0 ||
+            json_get_number(o, "lost_events", 0, 1e18, &lost) < 0 || json_get_number(o, "discarded", 0, 1e18, &disc) < 0 ||
+            json_get_number(o, "read_cpu_usec", 0, 1e18, &cost) < 0 ||
+            json_get_number(o, "buffer_kb_per_cpu", 0, 1e9, &kb) < 0)
                 return -EINVAL;
         v.available = true;
         v.sum = (BulkFreeSummary){ .samples = (uint64_t) n, .p99_seconds = p99, .max_seconds = mx,

@@ -490,6 +490,18 @@ int json_add_schema_version(struct json_object *o) {
         return 0;
 }
 
+int json_get_number(struct json_object *o, const char *key, double lo, double hi, double *ret) {
+        json_object *v;
+        if (!json_object_object_get_ex(o, key, &v) ||
+            !(json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+                return -EINVAL;
+        double d = json_object_get_double(v);
+        if (!isfinite(d) || d < lo || d > hi)
+                return -EINVAL;
+        *ret = d;
+        return 0;
+}
+
 const char *json_format(struct json_object *o, bool pretty) {
         int flags = JSON_C_TO_STRING_NOSLASHESCAPE;
         flags |= pretty ? JSON_C_TO_STRING_PRETTY | JSON_C_TO_STRING_SPACED : JSON_C_TO_STRING_PLAIN;

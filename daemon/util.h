@@ -192,6 +192,13 @@ int json_add_schema_version(struct json_object *o);
  */
 const char *json_format(struct json_object *o, bool pretty);
 
+/*
+ * Member key of o as a finite number (JSON integer or double) within [lo, hi], for files pcptune reads
+ * back (calibration.json, memcg-cost.json, status.json).  0, or -EINVAL when missing, not a number or
+ * out of range (*ret untouched then).
+ */
+int json_get_number(struct json_object *o, const char *key, double lo, double hi, double *ret);
+
 /* A wall-clock time (CLOCK_REALTIME µs) as RFC 3339 UTC with seconds, "2026-12-01T15:56:32Z", in buf (>= 21). */
 const char *format_timestamp_utc(char *buf, size_t size, usec_t t);
 
