@@ -56,3 +56,19 @@ static const char *const fixture_sets[] = {
         "6.18.44-fc-live-smp2-24G",
         NULL,
 };
+
+/* A new directory /tmp/pcptune-test-<name>.XXXXXX for one test (free() the string). */
+__attribute__((unused)) static char *test_mkdtemp(const char *name) {
+        char *d = NULL;
+        assert_true(asprintf(&d, "/tmp/pcptune-test-%s.XXXXXX", name) > 0);
+        assert_non_null(mkdtemp(d));
+        return d;
+}
+
+/* Remove a test's directory tree (rm -rf). */
+__attribute__((unused)) static void test_rm_rf(const char *d) {
+        char *cmd;
+        assert_true(asprintf(&cmd, "rm -rf '%s'", d) > 0);
+        assert_int_equal(system(cmd), 0);
+        free(cmd);
+}

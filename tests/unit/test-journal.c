@@ -21,19 +21,6 @@
 #define FRACTION_PATH "/proc/sys/vm/percpu_pagelist_high_fraction"
 #define SCALE_PATH "/proc/sys/vm/pcp_batch_scale_max"
 
-static char *mktmp(void) {
-        char *d = strdup("/tmp/pcptune-test-journal.XXXXXX");
-        assert_non_null(mkdtemp(d));
-        return d;
-}
-
-static void rm_rf(const char *d) {
-        char *cmd;
-        assert_true(asprintf(&cmd, "rm -rf '%s'", d) > 0);
-        assert_int_equal(system(cmd), 0);
-        free(cmd);
-}
-
 static void put(const char *root, const char *path, const char *text) {
         char *p;
         assert_true(asprintf(&p, "%s%s", root, path) > 0);
@@ -55,7 +42,7 @@ static void set_value(const char *root, const char *path, int64_t v) {
 
 /* A fake root with both writable knobs, and a file outside /proc/sys a bad journal would aim at. */
 static char *fake_root(void) {
-        char *d = mktmp(), *p;
+        char *d = test_mkdtemp("journal"), *p;
         assert_true(asprintf(&p, "%s/proc/sys/vm", d) > 0);
         assert_int_equal(mkdir_p(p, 0755), 0);
         free(p);
@@ -102,7 +89,7 @@ static void test_allowlist(void **state) {
 }
 
 static void test_roundtrip(void **state) {
-        char *d = mktmp(), err[512];
+        char *d = test_mkdtemp("journal"), err[512];
         Journal *j = journal_new(d, "/some/root"), *k = NULL;
 
         assert_non_null(j);
@@ -138,7 +125,7 @@ static void test_roundtrip(void **state) {
         assert_int_equal(journal_drop(j, scale()), 0);
         assert_int_equal(journal_load(d, &k, err, sizeof err), -ENOENT); /* empty: the file goes away */
         journal_free(j);
-        rm_rf(d);
+        test_rm_rf(d);
         free(d);
 }
 
@@ -189,7 +176,7 @@ static void test_crafted(void **state) {
                 { "{\"version\":2,\"root\":\"/\",\"entries\":[]} {}", -EINVAL, "is not a JSON object" },
                 { "{\"version\":2,", -EINVAL, "is not a JSON object" },
         };
-        char *d = mktmp(), *root = fake_root(), err[512];
+        char *d = test_mkdtemp("journal"), *root = fake_root(), err[512];
 
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 Journal *j = NULL;
@@ -218,15 +205,15 @@ static void test_crafted(void **state) {
         assert_int_equal(read_file_at(root, "/some/file", 100, &content, NULL), 0);
         assert_string_equal(content, "precious\n");
         free(content);
-        rm_rf(d);
-        rm_rf(root);
+        test_rm_rf(d);
+        test_rm_rf(root);
         free(d);
         free(root);
 }
 
 /* A version-1 journal (the previous release's) still loads and restores. */
 static void test_version1(void **state) {
-        char *d = mktmp(), *root = fake_root(), err[512], *text;
+        char *d = test_mkdtemp("journal"), *root = fake_root(), err[512], *text;
         Journal *j = NULL;
 
         assert_true(asprintf(&text,
@@ -248,15 +235,15 @@ static void test_version1(void **state) {
         assert_int_equal(value(root, SCALE_PATH), 5);
         journal_free(j);
         assert_int_equal(journal_load(d, &j, err, sizeof err), -ENOENT);
-        rm_rf(d);
-        rm_rf(root);
+        test_rm_rf(d);
+        test_rm_rf(root);
         free(d);
         free(root);
 }
 
 /* Item 1: a journal someone else could have written is refused with a clear reason. */
 static void test_trust(void **state) {
-        char *d = mktmp(), *f, err[512];
+        char *d = test_mkdtemp("journal"), *f, err[512];
         const char *good = "{\"version\":2,\"root\":\"/\",\"entries\":[]}";
         Journal *j = NULL;
 
@@ -300,12 +287,12 @@ static void test_trust(void **state) {
         assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
         assert_non_null(strstr(err, "not a regular file"));
         free(f);
-        rm_rf(d);
+        test_rm_rf(d);
         free(d);
 }
 
 static void test_knob_apply_release(void **state) {
-        char *root = fake_root(), *sd = mktmp(), err[512];
+        char *root = fake_root(), *sd = test_mkdtemp("journal"), err[512];
         Journal *j = journal_new(sd, root), *loaded = NULL;
         Knob k = { .desc = fraction() };
         ChangeReason why = { "p", "r", "test", false };
@@ -372,14 +359,14 @@ static void test_knob_apply_release(void **state) {
         assert_int_equal(knob_apply(&ro, root, j, false, 100, &why, NULL), -EPERM);
 
         journal_free(j);
-        rm_rf(root);
-        rm_rf(sd);
+        test_rm_rf(root);
+        test_rm_rf(sd);
         free(root);
         free(sd);
 }
 
 static void test_restore(void **state) {
-        char *root = fake_root(), *sd = mktmp(), err[512];
+        char *root = fake_root(), *sd = test_mkdtemp("journal"), err[512];
         Journal *j = journal_new(sd, root), *loaded = NULL;
 
         /* Still ours: restored.  Changed since: left alone. */
@@ -417,8 +404,8 @@ static void test_restore(void **state) {
         assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
 
         journal_free(j);
-        rm_rf(root);
-        rm_rf(sd);
+        test_rm_rf(root);
+        test_rm_rf(sd);
         free(root);
         free(sd);
 }
@@ -428,7 +415,7 @@ static void test_restore(void **state) {
  * equal to the file, so a later save for another knob cannot record a value that was never written.
  */
 static void test_failed_save(void **state) {
-        char *root = fake_root(), *sd = mktmp(), *gone, err[512];
+        char *root = fake_root(), *sd = test_mkdtemp("journal"), *gone, err[512];
         Journal *j = journal_new(sd, root), *loaded = NULL;
         Knob pcp = { .desc = fraction() }, sc = { .desc = scale() };
         ChangeReason why = { "p", "r", "test", false };
@@ -475,8 +462,8 @@ static void test_failed_save(void **state) {
 
         free(gone);
         journal_free(j);
-        rm_rf(root);
-        rm_rf(sd);
+        test_rm_rf(root);
+        test_rm_rf(sd);
         free(root);
         free(sd);
 }

@@ -12,19 +12,6 @@
 #include "reclaim-watch.h"
 #include "source-memcg-tree.h"
 
-static char *mktmp(void) {
-        char *d = strdup("/tmp/pcptune-test-reclaim.XXXXXX");
-        assert_non_null(mkdtemp(d));
-        return d;
-}
-
-static void rm_rf(const char *d) {
-        char *cmd;
-        assert_true(asprintf(&cmd, "rm -rf '%s'", d) > 0);
-        assert_int_equal(system(cmd), 0);
-        free(cmd);
-}
-
 /* Write root/MOUNT/cg/file with text. */
 static void put(const char *root, const char *cg, const char *file, const char *text) {
         char *dir, *path;
@@ -47,7 +34,7 @@ static void v2_cg(const char *root, const char *cg, unsigned dying) {
 
 /* A v2 tree: /a holds 3 dying directly and its child /a/x holds 2; /b holds none; /c holds 7. */
 static char *v2_tree(void) {
-        char *root = mktmp();
+        char *root = test_mkdtemp("reclaim");
         v2_cg(root, "/", 12);
         v2_cg(root, "/a", 5);
         v2_cg(root, "/a/x", 2);
@@ -70,7 +57,7 @@ static void v1_cg(const char *root, const char *cg, uint64_t usage, uint64_t loc
 /* A v1 tree: /p1 (no live children) holds 8 MiB of removed children; /p2 has a live child with 2 MiB and
  * 1 MiB of its own, nothing of removed ones; /p3 holds 4 MiB of removed children and has a live child. */
 static char *v1_tree(void) {
-        char *root = mktmp();
+        char *root = test_mkdtemp("reclaim");
         v1_cg(root, "/", 100 << 20, 10 << 20);
         v1_cg(root, "/p1", 8 << 20, 0);
         v1_cg(root, "/p2", 3 << 20, 1 << 20);
@@ -106,7 +93,7 @@ static void test_scan_v2(void **state) {
         assert_string_equal(s.holders[0].path, "/a");
         assert_string_equal(s.holders[1].path, "/a/x");
         memcg_scan_done(&s);
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
 }
 
@@ -123,7 +110,7 @@ static void test_scan_v1(void **state) {
         assert_int_equal(s.holders[1].dying_bytes, 4 << 20);
         assert_int_equal(s.holders[1].live_children, 1);
         memcg_scan_done(&s);
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
 }
 
@@ -150,7 +137,7 @@ static int record_write(const char *root, const char *path, const char *value, v
         if (r->remove_dir && strstr(path, r->remove_dir)) {
                 char *d;
                 assert_true(asprintf(&d, "%s/cg%s", root, r->remove_dir) > 0);
-                rm_rf(d);
+                test_rm_rf(d);
                 free(d);
         }
         if (r->fail_path && strstr(path, r->fail_path))
@@ -226,7 +213,7 @@ static void test_job_v2_budget(void **state) {
         assert_true(j->results[0].usage_before > j->results[0].usage_after);
         assert_true(j->freed_total > 0);
         reclaim_job_free(j);
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
 }
 
@@ -267,7 +254,7 @@ static void test_job_errors(void **state) {
         assert_int_equal(j->results[0].outcome, RECLAIM_GONE);
         assert_int_equal(j->results[1].outcome, RECLAIM_DONE);
         reclaim_job_free(j);
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
 }
 
@@ -281,7 +268,7 @@ static void test_job_v1_policy(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(modes); i++) {
                 Recorder rec = { 0 };
                 /* A fresh tree each time: a force_empty empties the fake usage. */
-                rm_rf(root);
+                test_rm_rf(root);
                 free(root);
                 root = v1_tree();
                 cfg.force_empty = modes[i];
@@ -308,7 +295,7 @@ static void test_job_v1_policy(void **state) {
 
         /* A live leaf that runs a task and has kernel memory beyond cache + rss looks like a holder to the
          * v1 estimate: childless never empties it (force_empty does not refuse a populated cgroup). */
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
         root = v1_tree();
         v1_cg(root, "/p1", 8 << 20, 0);
@@ -325,7 +312,7 @@ static void test_job_v1_policy(void **state) {
         reclaim_job_free(lj);
 
         /* drop_caches only when the policy allows it and something could not be reclaimed. */
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
         root = v1_tree();
         Recorder rec = { 0 };
@@ -342,7 +329,7 @@ static void test_job_v1_policy(void **state) {
         reclaim_job_free(j);
 
         /* Dry-run: the same scan, no write at all. */
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
         root = v1_tree();
         Recorder dry = { 0 };
@@ -355,7 +342,7 @@ static void test_job_v1_policy(void **state) {
         assert_int_equal(j->n_results, 2);
         assert_int_equal(dry.writes, 0);
         reclaim_job_free(j);
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
 }
 
@@ -374,7 +361,7 @@ static void test_job_explicit_cgroup(void **state) {
         assert_string_equal(j->results[0].path, "/p3");
         assert_int_equal(j->results[0].outcome, RECLAIM_SKIPPED_POLICY);
         reclaim_job_free(j);
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
 }
 
@@ -457,7 +444,7 @@ static void test_probe_args(void **state) {
         assert_int_equal(reclaim_args_guess(root, "/cg", CGROUP_MEMORY_V2), RECLAIM_ARGS_UNKNOWN);
         assert_int_equal(reclaim_args_guess(root, "/nonexistent", CGROUP_MEMORY_V2), RECLAIM_ARGS_NONE);
         assert_int_equal(reclaim_args_guess(root, "/cg", CGROUP_MEMORY_V1), RECLAIM_ARGS_NONE);
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
 }
 
@@ -536,7 +523,7 @@ static void test_job_swappiness(void **state) {
         assert_non_null(strstr(allowed.log, "/cg/c/memory.reclaim=16777216\n"));
         assert_null(strstr(allowed.log, "swappiness"));
         reclaim_job_free(j);
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
 }
 
@@ -570,7 +557,7 @@ static void test_refault_watch(void **state) {
         put(root, "/a", "memory.stat", "workingset_refault_file 130\n");
         char *gone;
         assert_true(asprintf(&gone, "%s/cg/a/x", root) > 0);
-        rm_rf(gone);
+        test_rm_rf(gone);
         free(gone);
         assert_int_equal(reclaim_watch_close(&w, root, "/cg", CGROUP_MEMORY_V2, later), 1);
         assert_false(w.record.counting);
@@ -633,7 +620,7 @@ static void test_refault_watch(void **state) {
         assert_null(skip);
         assert_int_equal(w.n_blocks, 0);
         reclaim_watch_done(&w);
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
 }
 
@@ -668,7 +655,7 @@ static void test_worker_timeout(void **state) {
         reclaim_job_free(done);
         reclaim_worker_stop(w);
         sd_event_unref(e);
-        rm_rf(root);
+        test_rm_rf(root);
         free(root);
 }
 

@@ -132,21 +132,8 @@ static void test_format_bytes(void **state) {
         assert_string_equal(format_bytes(b, sizeof b, 6ULL << 30), "6.0 GiB");
 }
 
-static char *mktmp(void) {
-        char *d = strdup("/tmp/pcptune-test-util.XXXXXX");
-        assert_non_null(mkdtemp(d));
-        return d;
-}
-
-static void rm_rf(const char *d) {
-        char *cmd;
-        assert_true(asprintf(&cmd, "rm -rf '%s'", d) > 0);
-        assert_int_equal(system(cmd), 0);
-        free(cmd);
-}
-
 static void test_files(void **state) {
-        char *d = mktmp(), *path, *buf;
+        char *d = test_mkdtemp("util"), *path, *buf;
         size_t len;
         int64_t v;
 
@@ -169,13 +156,13 @@ static void test_files(void **state) {
         assert_int_equal(read_file_at(d, "/missing", 100, &buf, &len), -ENOENT);
         assert_int_equal(write_file_at(d, "/missing", "1"), -ENOENT);
         free(path);
-        rm_rf(d);
+        test_rm_rf(d);
         free(d);
 }
 
 /* Issue 9 item 7: a FIFO where a kernel file should be is refused at once, never waited on. */
 static void test_fifo_and_devices(void **state) {
-        char *d = mktmp(), *p;
+        char *d = test_mkdtemp("util"), *p;
         char *buf = NULL;
         int64_t v;
 
@@ -195,13 +182,13 @@ static void test_fifo_and_devices(void **state) {
         assert_int_equal(write_file_at("/", "/dev/null", "1"), -EBADFD);
         assert_null(buf);
         free(p);
-        rm_rf(d);
+        test_rm_rf(d);
         free(d);
 }
 
 /* Issue 9 item 11: writes below a fake root never follow a symlink out of it, never empty a file. */
 static void test_write_stays_below_root(void **state) {
-        char *d = mktmp(), *outside = mktmp(), *p, *target, *buf = NULL;
+        char *d = test_mkdtemp("util"), *outside = test_mkdtemp("util"), *p, *target, *buf = NULL;
         int64_t v;
 
         assert_true(asprintf(&p, "%s/proc/sys/vm", d) > 0);
@@ -239,15 +226,15 @@ static void test_write_stays_below_root(void **state) {
         free(buf);
         free(p);
         free(target);
-        rm_rf(d);
-        rm_rf(outside);
+        test_rm_rf(d);
+        test_rm_rf(outside);
         free(d);
         free(outside);
 }
 
 /* Issue 9 item 12: names from files are printed escaped; one root has one name. */
 static void test_escape_and_roots(void **state) {
-        char b[64], *p, *d = mktmp(), *with_slash;
+        char b[64], *p, *d = test_mkdtemp("util"), *with_slash;
 
         assert_string_equal(str_escape("vm.a\x1b[31mred\n", b, sizeof b), "vm.a\\x1b[31mred\\x0a");
         assert_string_equal(str_escape("a\\b", b, sizeof b), "a\\\\b");
@@ -271,7 +258,7 @@ static void test_escape_and_roots(void **state) {
         assert_int_equal(path_normalize_root("/nonexistent//pcptune/root//", &p), 0);
         assert_string_equal(p, "/nonexistent/pcptune/root");
         free(p);
-        rm_rf(d);
+        test_rm_rf(d);
         free(d);
 }
 
