@@ -12,7 +12,7 @@
 
 /*
  * reclaim-dying: release the page cache that pins dying memcgs, so the
- * kernel can free them and their per-cpu memory (kernel.md §5.3):
+ * kernel can free them and their per-cpu memory (mem_cgroup_css_free() in mm/memcontrol.c runs only once the last charge is gone):
  *  - v2: memory.reclaim on each subtree that directly holds dying memcgs, in
  *    steps of `step` bytes, at most what its dying memcgs hold (usage minus
  *    the live children's, at least 256 KiB), max / holders per subtree and

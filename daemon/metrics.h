@@ -9,7 +9,7 @@
 
 /*
  * Metrics usable in `when:`/`until:` conditions and `host:` matches
- * (BRIEF.md §3).  Every metric has one unit; comparisons in policies must
+ * (pcptune.policy(5)).  Every metric has one unit; comparisons in policies must
  * use a literal of that unit (checked at parse time).
  */
 

@@ -4,8 +4,10 @@
  * that turns a policy goal on pcp high into a value of
  * vm.percpu_pagelist_high_fraction.
  *
- * Written from the formulas in docs/kernel.md §2 (checked there against the
- * 6.1 and 6.12 sources and a live 6.18 kernel); no kernel code is copied.
+ * Written from zone_batchsize(), zone_highsize() and
+ * zone_set_pageset_high_and_batch() (mm/page_alloc.c), read in the Debian 6.1
+ * and 6.12 sources and checked against a live 6.18 kernel (tests/unit/test-model.c);
+ * no kernel code is copied.
  *
  * Integer semantics follow a 64-bit kernel: managed/low are unsigned long,
  * batch, high and the fraction are int.  Where the kernel stores an unsigned
@@ -147,7 +149,7 @@ static bool fraction_valid(int64_t fraction) {
 
 /*
  * pageset_set_high_and_batch() of 5.4 - 5.13 (vm.percpu_pagelist_fraction).
- * kernel.md §2.3: the fraction is per CPU (not split), and it also sets batch.
+ * zone_highsize(), mm/page_alloc.c (5.14+): the fraction is per CPU (not split), and it also sets batch.
  */
 static void model_zone_legacy(const PcpZoneInput *z, unsigned page_size, int batch0, int fraction,
                               PcpSetting *ret) {

@@ -9,7 +9,8 @@
 #include "util.h"
 
 /*
- * The kernel's pcp batch/high formulas (kernel.md §2), as pure functions.
+ * The kernel's pcp batch/high formulas (zone_batchsize(), zone_highsize(),
+ * zone_set_pageset_high_and_batch() in mm/page_alloc.c, 6.1-6.18), as pure functions.
  * All quantities are in pages unless named otherwise.
  */
 
@@ -93,7 +94,7 @@ static inline int pcp_setting_high_limit(const PcpSetting *s) {
 }
 
 /*
- * A goal on pcp high (BRIEF.md §3): a cap on the largest high that must hold on
+ * A goal on pcp high (a policy's `pcp:` action, pcptune.policy(5)): a cap on the largest high that must hold on
  * every populated zone.
  */
 typedef enum PcpGoalKind {
@@ -140,7 +141,7 @@ int pcp_bulk_free_pages_host(PcpRegime regime, const PcpZone *zones, size_t n, u
                              bool batched, uint64_t *ret_pages);
 
 /*
- * Solve a goal for a host (BRIEF.md §3): if the default (0) meets the cap the
+ * Solve a goal for a host (pcptune.policy(5), `pcp:`): if the default (0) meets the cap the
  * answer is 0, otherwise the smallest fraction >= 8 that meets it on every
  * zone (the largest lists the cap allows).  high is non-increasing in the
  * fraction, so the answer is exact (binary search over the model, checked

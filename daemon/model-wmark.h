@@ -9,7 +9,7 @@
 #include "util.h"
 
 /*
- * Watermarks (kernel.md §3) and hypothetical host shapes, for planning
+ * Watermarks (__setup_per_zone_wmarks(), mm/page_alloc.c) and hypothetical host shapes, for planning
  * hosts we cannot read.  Units: pages unless named _kib/_bytes.
  */
 

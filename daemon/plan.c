@@ -7,7 +7,7 @@
 #include "plan.h"
 #include "report.h"
 
-/* CONFIG_PCP_BATCH_SCALE_MAX of Debian's 6.1 and 6.12 and of the mainline default (kernel.md §8). */
+/* CONFIG_PCP_BATCH_SCALE_MAX of Debian's 6.1 and 6.12 and of the mainline default (mm/Kconfig, 6.7+; backported to 6.1.y). */
 
 
 void plan_host_done(PlanHost *h) {

@@ -10,7 +10,7 @@
 #include "util.h"
 
 /*
- * Operator policies (BRIEF.md §3).  A policy file is one YAML mapping:
+ * Operator policies (pcptune.policy(5)).  A policy file is one YAML mapping:
  *
  *   version: 1                        required, must be 1
  *   name: large-host-latency          required, [A-Za-z0-9._-]+, unique in the set

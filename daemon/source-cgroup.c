@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * Memory cgroups, live and dying (kernel.md §5.2).
+ * Memory cgroups, live and dying (the memory row of /proc/cgroups, proc_cgroupstats_show() in
+ * kernel/cgroup/cgroup-v1.c; nr_dying_descendants in cgroup.stat, kernel/cgroup/cgroup.c).
  *
  * v1: the memory row of /proc/cgroups gives num_cgroups, the hierarchy's
  * nr_cgrps: incremented at mkdir, decremented only when the cgroup is freed,

@@ -8,7 +8,7 @@
 
 /*
  * Memory cgroups, live and dying (offline, not yet freed), host-wide
- * (kernel.md §5.2):
+ * (proc_cgroupstats_show(), kernel/cgroup/cgroup-v1.c; cgroup_stat_show(), kernel/cgroup/cgroup.c):
  *  - v1: memory row of /proc/cgroups, num_cgroups (counts dying ones too)
  *    minus the directories of the memory hierarchy (root included);
  *  - v2: <mount>/cgroup.stat: nr_subsys_memory / nr_dying_subsys_memory

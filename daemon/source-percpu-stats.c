@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * /sys/kernel/debug/percpu_stats reader (mm/percpu-stats.c, kernel.md §4.2).
+ * /sys/kernel/debug/percpu_stats reader (mm/percpu-stats.c, percpu_stats_show(), 4.13+).
  * Values print as "  %-20s: %12lld" in three sections (Allocation Info,
  * Global Stats, Per Chunk Stats), chunks separated by blank lines and
  * introduced by a "Chunk..." header that tells the chunk's state.  Unknown

@@ -9,7 +9,7 @@
 #include "util.h"
 
 /*
- * /sys/kernel/debug/percpu_stats (CONFIG_PERCPU_STATS; kernel.md §4.2).
+ * /sys/kernel/debug/percpu_stats (CONFIG_PERCPU_STATS; mm/percpu-stats.c, 4.13+).
  * Reading it holds pcpu_lock with IRQs off for the whole output (3 ms with
  * 12k live allocations): callers read it rarely.
  */

@@ -9,7 +9,7 @@
 
 /*
  * Process exits from the proc connector (NETLINK_CONNECTOR, CN_IDX_PROC;
- * kernel.md §6), through libnl-3, on the event loop.  Every exit on the host
+ * drivers/connector/cn_proc.c), through libnl-3, on the event loop.  Every exit on the host
  * wakes the daemon, so the socket is open only while a rule uses
  * proc.exit_rate.  The connector serves only the initial network, user and
  * pid namespaces, and on 6.1 needs CAP_NET_ADMIN; elsewhere opening fails

@@ -33,7 +33,7 @@ int psi_parse(const char *buf, size_t len, Psi *ret);
 int psi_read(const char *root, Psi *ret);
 
 /*
- * A PSI trigger on <root>/proc/pressure/memory (kernel.md §6): write
+ * A PSI trigger on <root>/proc/pressure/memory (Documentation/accounting/psi.rst, kernel/sched/psi.c psi_trigger_create()): write
  * "some|full <threshold_us> <window_us>" (NUL included) and poll the fd for
  * POLLPRI; the kernel signals at most once per window when the stall time in
  * the window exceeds the threshold.  Rules per version: 6.1 needs

@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The pcp sysctl of the running kernel (kernel.md §2.5): 5.14 replaced
+ * The pcp sysctl of the running kernel (mm/page_alloc.c): 5.14 replaced
  * vm.percpu_pagelist_fraction with vm.percpu_pagelist_high_fraction
  * ("mm/page_alloc: limit the number of pages on PCP lists when reclaim is
  * active" series); a kernel has at most one of them.

@@ -7,7 +7,8 @@
 #include "knob.h"
 
 /*
- * The pcp sysctl of the running kernel (kernel.md §2.5):
+ * The pcp sysctl of the running kernel (percpu_pagelist_high_fraction_sysctl_handler(),
+ * mm/page_alloc.c):
  *  - vm.percpu_pagelist_high_fraction (5.14+): 0 or >= 8, writable;
  *  - vm.percpu_pagelist_fraction (< 5.14): different meaning; pcptune only reads it.
  */

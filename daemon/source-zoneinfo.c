@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * /proc/zoneinfo reader (mm/vmstat.c, zoneinfo_show_print(); kernel.md §1).
+ * /proc/zoneinfo reader (mm/vmstat.c, zoneinfo_show_print()).
  *
  * This runs on every sample and the file is ~1 MiB on a 512-CPU, 8-node
  * host, so the parser is a single pass over the buffer with a small state

@@ -7,7 +7,7 @@
 
 /*
  * /proc/zoneinfo: one block per zone of every node (populated or not).
- * Layouts (kernel.md §1.1): per CPU "count/high/batch" up to 6.12, plus
+ * Layouts (zoneinfo_show_print(), mm/vmstat.c): per CPU "count/high/batch" up to 6.12, plus
  * "high_min/high_max" from 6.13 (and vendor backports).  The layout is
  * recorded (has_high_min_max), never used to infer the kernel version.
  */

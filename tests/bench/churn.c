@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * churn: the seed-000 scenario (seeds.md §1.3) on the live kernel, once
+ * churn: the container-churn scenario (short-lived memcgs that leave dying memcgs) on the live kernel, once
  * without pcptuned and once with pcptuned running the dying-memcg policy.
  *
  * Under one cgroup pcptune-test-churn-<pid> at the top of the memory
@@ -8,7 +8,7 @@
  * in every child writes and reads a file of --cache bytes on a disk file
  * system and exits, the way a container leaves its page cache behind; then
  * the children are removed.  Their page cache keeps them dying, and a dying
- * memcg keeps ~98% of its per-cpu memory (kernel.md §5.1, §5.3).  Percpu
+ * memcg keeps ~98% of its per-cpu memory (mem_cgroup_alloc(), mem_cgroup_css_free(), mm/memcontrol.c).  Percpu
  * (meminfo), dying and live memcg counts and, when readable, percpu_stats are
  * printed at each mark: baseline, created, removed, then every 5 s.
  *

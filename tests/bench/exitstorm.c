@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * exitstorm: the win and the cost of a small pcp high (seeds.md §5, seed 004)
+ * exitstorm: the win and the cost of a small pcp high (many exits at once freeing to the pcp lists)
  * on the live kernel.  Several processes with a large RSS are SIGKILLed at
  * once while a co-located process keeps allocating and touching fresh pages;
  * each run is done with vm.percpu_pagelist_high_fraction = 0 (the default:
@@ -294,7 +294,7 @@ static int fraction_write(long v) {
 }
 
 /* vm.stat_refresh: refresh_vm_stats() on every CPU, which includes
- * decay_pcp_high() (kernel.md §2.4), so idle CPUs move towards new limits. */
+ * decay_pcp_high() (mm/page_alloc.c, 6.7+), so idle CPUs move towards new limits. */
 static void stat_refresh(void) {
         (void) file_write(STAT_REFRESH_PATH, "1\n", 0);
 }

@@ -24,7 +24,7 @@ policy_dir() { # name -> a root-owned 0644 copy of tests/policies/name
 	cp "$top_srcdir"/tests/policies/"$1"/*.yaml "$d"/ 2>/dev/null; chmod 0644 "$d"/* 2>/dev/null; echo "$d"
 }
 # Independent oracle for `minimum`: per populated zone F = managed / (cpus * (4 * batch + 1)) + 1,
-# the largest over zones, at least 8 (kernel.md §2.2; cpus = online CPUs of the zone's node, all
+# the largest over zones, at least 8 (zone_highsize(), mm/page_alloc.c; cpus = online CPUs of the zone's node, all
 # online CPUs -- one pageset each in the zone -- for a node without CPUs, as zone_highsize() does).
 minimum_oracle() { # zoneinfo-file root
 	awk -v root="$2" '

@@ -84,7 +84,7 @@ check_json "fleet JSON: schema_version and a list of hosts" '/^  "schema_version
 plan --root "$tmp/fleet/hostB.tar.gz" --csv >"$tmp/o" 2>&1 && grep -q ",6.1.0-57-amd64,0,DMA32," "$tmp/o" &&
 	tap_ok "plan --root FILE.tar.gz" || tap_fail "plan tar.gz" "$(cat "$tmp/o")"
 
-# --- pagesets that differ from the model (seed 002: batch 7 instead of 63).
+# --- pagesets that differ from the model (a captured host whose batch is 7 instead of 63).
 cp -r "$FIXTURES/6.1.0-57-amd64-smp8-4G/root" "$tmp/bad"; chmod -R u+w "$tmp/bad"
 awk '/^Node 0, zone    DMA32/ { z = 1 } /^Node 0, zone   Normal/ { z = 0 }
      z && /^              batch:/ && !done { sub(/63/, "7"); done = 1 } { print }' \

@@ -3,7 +3,7 @@
  * The pcp model (daemon/model-pcp.c) against real kernels and against itself:
  *  - 6.1 fixtures (fixed high): batch and high exact on every zone and CPU, at
  *    the boot fraction and after writing 8, 1000 and 0;
- *  - 6.18 live fixture and the kernel.md §2.6 table: batch, high_min, high_max;
+ *  - 6.18 live fixture (tests/fixtures): batch, high_min, high_max;
  *  - 6.12 fixtures (auto-tuned high, high_min/high_max not printed): batch
  *    exact, high within its bounds; highs below high_min are reported;
  *  - the goal solver against a brute-force scan and its defining property.
@@ -157,7 +157,7 @@ static void test_batchsize(void **state) {
         assert_int_equal(pcp_zone_batchsize(24576, PAGE_4K), 7);     /* b = 6: rdp2(9) - 1 = 7 */
         assert_int_equal(pcp_zone_batchsize(49152, PAGE_4K), 15);    /* b = 12: rdp2(18) - 1 = 15 */
         assert_int_equal(pcp_zone_batchsize(98304, PAGE_4K), 31);    /* b = 24: rdp2(36) - 1 = 31 */
-        assert_int_equal(pcp_zone_batchsize(163840, PAGE_4K), 31);   /* kernel.md §1.3: b = 40: rdp2(60) - 1 */
+        assert_int_equal(pcp_zone_batchsize(163840, PAGE_4K), 31);   /* zone_batchsize(): b = 40: rdp2(60) - 1 */
         assert_int_equal(pcp_zone_batchsize(176127, PAGE_4K), 31);   /* b = 171 / 4 = 42: rdp2(63) - 1 */
         assert_int_equal(pcp_zone_batchsize(176128, PAGE_4K), 63);   /* b = 43: rdp2(64) - 1 */
         assert_int_equal(pcp_zone_batchsize(262144, PAGE_4K), 63);
@@ -167,7 +167,7 @@ static void test_batchsize(void **state) {
         /* 16 KiB pages: cap 64 pages -> 16 -> rdp2(24) - 1 = 15. */
         assert_int_equal(pcp_zone_batchsize(UINT64_C(1) << 30, 16384), 15);
         assert_int_equal(pcp_zone_batchsize(32768, 16384), 7);       /* b = 32 / 4 = 8: rdp2(12) - 1 */
-        /* 64 KiB pages: cap 16 pages -> 4 -> rdp2(6) - 1 = 3 (kernel.md §2.1). */
+        /* 64 KiB pages: cap 16 pages -> 4 -> rdp2(6) - 1 = 3 (zone_batchsize(), mm/page_alloc.c). */
         assert_int_equal(pcp_zone_batchsize(UINT64_C(1) << 30, 65536), 3);
         assert_int_equal(pcp_zone_batchsize(4096, 65536), 1);
 
@@ -188,7 +188,7 @@ static void check_setting(PcpRegime regime, uint64_t managed, uint64_t low, unsi
                          high_max);
 }
 
-/* kernel.md §2.6: live 6.18, 2 CPUs, one node; every CPU matched in all 12 cases. */
+/* Live 6.18 (tests/fixtures/6.18.44-fc-live-*), 2 CPUs, one node; every CPU matched in all 12 cases. */
 static void test_table_6_18(void **state) {
         (void) state;
         static const struct {
@@ -322,7 +322,7 @@ static void test_fixture_6_18_autotune(void **state) {
  * 3. 6.12: only the dynamic high is printed.  batch is exact.  high is 0 for
  * a never-used pcp, else at most the largest high_max the zone has had since
  * boot: the files are taken in order (boot at 0, then 8, 1000, 0) and the kernel
- * does not lower high until the CPU touches the zone again (kernel.md §2.4), so
+ * does not lower high until the CPU touches the zone again (decay_pcp_high(), mm/page_alloc.c, 6.7+), so
  * the current high_max is not a bound after a lowering write.  Highs below the
  * current high_min are reported, not failed, each tagged "stale" when some
  * earlier fraction's high_min allows it (the CPU has not touched the zone since
@@ -423,7 +423,7 @@ static void test_fixtures_6_12_autotune(void **state) {
 /* ---------------------------------------------------------------------------------------- */
 /*
  * A second, deliberately naive model for the solver tests: 64-bit arithmetic
- * straight from kernel.md §2, no int truncation (the solver reasons on these
+ * straight from zone_highsize()/zone_batchsize(), no int truncation (the solver reasons on these
  * values too; see model-pcp.c).
  */
 
@@ -738,7 +738,7 @@ static void test_solver_property(void **state) {
 }
 
 /*
- * BRIEF.md §1: 256 CPUs, 1 TB on one node, batch 63, default high 6392
+ * A large host: 256 CPUs, 1 TB on one node, batch 63, default high 6392
  * (≈ 101 x batch).  The minimum (high = 4 x batch = 252) needs
  * managed / (256 x 253) + 1: with 1 TiB of managed memory or less that is at
  * most 4145; the brief's "about 4,500" is what an operator found by hand and
@@ -792,7 +792,7 @@ static void test_edge_cases(void **state) {
         PcpSetting s;
         int f;
 
-        /* CPU-less node: split over all online CPUs (kernel.md §2.2). */
+        /* CPU-less node: split over all online CPUs (zone_highsize(), mm/page_alloc.c). */
         PcpZoneInput cxl = { .managed_pages = 1 << 24, .low_pages = 40000, .node_cpus = 0, .online_cpus = 16 };
         assert_int_equal(pcp_model_zone(PCP_REGIME_AUTOTUNE, &cxl, PAGE_4K, 0, &s), 0);
         assert_int_equal(s.high_min, 40000 / 16);
@@ -835,7 +835,7 @@ static void test_edge_cases(void **state) {
         assert_int_equal(pcp_solve_goal(PCP_REGIME_AUTOTUNE, &tz, 1, PAGE_4K, &g, &f), 0);
         assert_int_equal(f, 21); /* high_max 12 at the default */
 
-        /* Fraction validation: the sysctl's rules (kernel.md §2.5). */
+        /* Fraction validation: the sysctl's rules (percpu_pagelist_high_fraction_sysctl_handler()). */
         PcpZoneInput zin = { .managed_pages = 1 << 20, .low_pages = 5000, .node_cpus = 2, .online_cpus = 2 };
         PcpZone zz = { .node = 0, .name = "Normal", .in = zin };
         for (int bad = 1; bad < 8; bad++) {
@@ -891,7 +891,7 @@ static void test_edge_cases(void **state) {
         assert_int_equal(pcp_minimum_fraction(PCP_REGIME_LEGACY, &zz, 1, PAGE_4K), -EOPNOTSUPP);
         assert_int_equal(pcp_model_zone(PCP_REGIME_LEGACY, &zin, PAGE_4K, 0, &s), 0);
         assert_int_equal(s.batch, 63);
-        assert_int_equal(s.high_max, 378); /* 6 x 63 (kernel.md §2.3) */
+        assert_int_equal(s.high_max, 378); /* 6 x 63 (zone_set_pageset_high_and_batch()) */
         assert_int_equal(pcp_model_zone(PCP_REGIME_LEGACY, &zin, PAGE_4K, 8, &s), 0);
         assert_int_equal(s.high_max, (1 << 20) / 8); /* per CPU, not split */
         assert_int_equal(s.batch, 96);               /* PAGE_SHIFT x 8 */

@@ -19,7 +19,7 @@ static void test_int_sqrt(void **state) {
         }
 }
 
-/* kernel.md §3 live check: pages_min 16896 (min_free_kbytes 67584), lowmem 940598. */
+/* Live 6.18 check (__setup_per_zone_wmarks()): pages_min 16896 (min_free_kbytes 67584), lowmem 940598. */
 static void test_setup_zones_live_numbers(void **state) {
         WmarkZone z[] = {
                 { .type = ZONE_TYPE_DMA, .managed_pages = 3840 },
@@ -70,7 +70,7 @@ static void test_min_free_kbytes(void **state) {
         assert_int_equal(wmark_default_min_free_kbytes(mov, 2, 4096), 252);
 }
 
-/* khugepaged on the live 6.18 VM: 512 x 3 zones x (2 + 9) = 16896 pages = 67584 kB (kernel.md §3). */
+/* khugepaged on the live 6.18 VM: 512 x 3 zones x (2 + 9) = 16896 pages = 67584 kB (set_recommended_min_free_kbytes(), mm/khugepaged.c). */
 static void test_khugepaged(void **state) {
         WmarkZone z[] = {
                 { .type = ZONE_TYPE_DMA, .managed_pages = 3840 },

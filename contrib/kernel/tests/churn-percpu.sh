@@ -1,8 +1,8 @@
 #!/bin/sh
-# churn-percpu.sh - seed-000 memcg churn, scaled, with pinned children (busybox sh, vmtest guest, cgroup v2)
+# churn-percpu.sh - container-style memcg churn, scaled, with pinned children (busybox sh, vmtest guest, cgroup v2)
 #
 #   P parents x C children: /sys/fs/cgroup/churn/p<i>/c<j>
-#   ORDER=interleaved: p1, its C children, p2, its children, ... (seed-000 like:
+#   ORDER=interleaved: p1, its C children, p2, its children, ... (container-host like:
 #                      every parent's percpu data sits between children's)
 #   ORDER=grouped:     all parents first, then all children (what allocating
 #                      long- and short-lived memcgs from separate chunks would give)
