@@ -31,9 +31,8 @@
 #include "report.h"
 #include "snapshot.h"
 #include "source-bulkfree.h"
-#include "source-procexit.h"
-#include "source-psi.h"
 #include "source-percpu-stats.h"
+#include "triggers.h"
 
 #define STATUS_FILE "status.json"
 #define RESUME_PREFIX "resume-"
@@ -87,17 +86,9 @@ struct Manager {
         char **warned_rules;         /* "policy/rule" already told about an unavailable metric */
         size_t n_warned_rules;
 
-        /* Event sources that make the daemon sample now instead of at its next tick. */
-        ProcExitSource *procexit;         /* open only while a rule uses proc.exit_rate */
-        const char *exit_unavailable;     /* why proc.exit_rate is unavailable (static text) */
-        char exit_error[160];
-        usec_t procexit_opened;
-        sd_event_source *fast_tick;       /* 1 s ticks while exits flow or an exit rule is active */
-        bool exit_rules_active;
-        double exit_tick_rate;            /* exits/s from which fast ticks run (a quarter of the lowest threshold) */
-        int psi_fd;
-        sd_event_source *psi_io;
-        usec_t psi_last;
+        /* What makes the daemon sample now instead of at its next tick (NULL without the loop). */
+        Triggers *triggers;
+        bool triggers_stale;              /* the policy set changed: update them at the next full sample */
         sd_event_source *inotify;         /* the policy directory (what it resolves to now) */
         dev_t inotify_dev;                /* ... whose inode is this one */
         ino_t inotify_ino;
@@ -179,13 +170,9 @@ Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
         reclaim_worker_stop(m->reclaim);
-        proc_exit_source_free(m->procexit);
-        sd_event_source_disable_unref(m->fast_tick);
+        triggers_free(m->triggers);
         sd_event_source_disable_unref(m->bulk_timer);
         bulk_free_source_free(m->bulk);
-        sd_event_source_disable_unref(m->psi_io);
-        if (m->psi_fd >= 0)
-                close(m->psi_fd);
         sd_event_source_disable_unref(m->inotify);
         sd_event_source_disable_unref(m->inotify_parent);
         free(m->policy_dir_name);
@@ -224,7 +211,6 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         if (!m)
                 return -ENOMEM;
         m->lock_fd = -EBADF;
-        m->psi_fd = -EBADF;
         if (path_normalize_root(cfg->root, &m->root) < 0)
                 return -ENOMEM;
         m->state_dir = strdup(cfg->state_dir ?: STATE_DIR_DEFAULT);
@@ -1228,12 +1214,7 @@ static void manager_write_metrics(Manager *m, const ReportInput *in, const Kerne
                                                           m->watch.args == RECLAIM_ARGS_BYTES)
                                                  ? m->watch.args == RECLAIM_ARGS_SWAPPINESS
                                                  : -1;
-        m->counters.has_exits = m->procexit;
-        if (m->procexit) {
-                ProcExitCounters c;
-                proc_exit_counters(m->procexit, &c);
-                m->counters.exits = c.exits;
-        }
+        m->counters.has_exits = triggers_exit_count(m->triggers, &m->counters.exits);
         PromInput pin = { .report = in, .knobs = knobs, .n_knobs = n, .counters = &m->counters,
                           .version = PACKAGE_VERSION };
         r = prom_writer_write(m->prom, &pin);
@@ -1313,19 +1294,22 @@ static unsigned manager_reuse_flags(Manager *m, bool cheap) {
         return flags;
 }
 
-static bool rule_uses_exits(const Rule *r) {
-        return condition_uses_metric(&r->when, METRIC_PROC_EXIT_RATE) ||
-               condition_uses_metric(&r->until, METRIC_PROC_EXIT_RATE);
-}
-
-static void manager_exit_metric(Manager *m, MetricValues *mv, usec_t now) {
-        if (m->procexit) {
-                metric_set(mv, METRIC_PROC_EXIT_RATE, proc_exit_rate(m->procexit, now));
+/*
+ * proc.exit_rate, from the triggers' proc connector.  After a (re)load the triggers are opened for the
+ * new set first, with host: evaluated on this sample's metrics: no read of their own.
+ */
+static void manager_exit_metric(Manager *m, const Snapshot *s, MetricValues *mv, usec_t now, bool cheap) {
+        if (m->triggers && m->triggers_stale && !cheap) {
+                triggers_update(m->triggers, m->policies, mv, &s->topo.kernel);
+                m->triggers_stale = false;
+        }
+        if (m->triggers) {
+                triggers_exit_metric(m->triggers, mv, now);
                 return;
         }
         mv->available[METRIC_PROC_EXIT_RATE] = false;
-        mv->why_unavailable[METRIC_PROC_EXIT_RATE] = m->exit_unavailable ?: m->once ? "counted by a running pcptuned only: --once does not listen to exits"
-                                                                   : "the proc connector is not open";
+        mv->why_unavailable[METRIC_PROC_EXIT_RATE] = m->once ? "counted by a running pcptuned only: --once does not listen to exits"
+                                                             : "the proc connector is not open";
 }
 
 /* Read what the trace buffer holds now (bounded), counting the CPU it took against the window's budget. */
@@ -1395,15 +1379,6 @@ static void manager_goal_track(Manager *m, const Plan *plan, usec_t now) {
                 m->goal_applied_at = now;
 }
 
-/* One sample: sources -> snapshot -> evaluation -> plan -> actuators.  cheap: reuse costly sources. */
-static bool manager_has_reclaim_rule(const Manager *m) {
-        for (size_t i = 0; m->policies && i < m->policies->n_policies; i++)
-                for (size_t k = 0; k < m->policies->policies[i]->n_rules; k++)
-                        if (m->policies->policies[i]->rules[k].action.kind == ACTION_RECLAIM_DYING)
-                                return true;
-        return false;
-}
-
 /*
  * What memory.reclaim accepts, once, when a reclaim-dying rule is loaded:
  * "0 swappiness=0" then "0" to the hierarchy's root memory.reclaim, which
@@ -1416,7 +1391,7 @@ static void manager_probe_reclaim_args(Manager *m, const Snapshot *s) {
         if (!s->has_memcg || s->memcg.mode == CGROUP_MEMORY_NONE)
                 return;
         m->watch.dying_exact = s->memcg.dying_from_subsys;
-        if (m->args_probed || !manager_has_reclaim_rule(m))
+        if (m->args_probed || !policy_set_has_action(m->policies, ACTION_RECLAIM_DYING))
                 return;
         m->args_probed = true;
         if (m->dry_run) {
@@ -1436,6 +1411,7 @@ static void manager_probe_reclaim_args(Manager *m, const Snapshot *s) {
                          reclaim_args_to_string(m->watch.args));
 }
 
+/* One sample: sources -> snapshot -> evaluation -> plan -> actuators.  cheap: reuse costly sources. */
 static int manager_sample_full(Manager *m, bool cheap) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
         _cleanup_(plan_done) Plan plan = { 0 };
@@ -1454,7 +1430,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
         }
         metrics_from_snapshot(s, &mv);
         now = now_usec(CLOCK_MONOTONIC);
-        manager_exit_metric(m, &mv, now);
+        manager_exit_metric(m, s, &mv, now, cheap);
         manager_probe_reclaim_args(m, s);
         BulkFreeView bulk;
         manager_bulk_free_view(m, now, &bulk);
@@ -1473,9 +1449,11 @@ static int manager_sample_full(Manager *m, bool cheap) {
         if (r < 0)
                 return log_error_errno(r, "Failed to evaluate policies: %s", errno_str(r));
         manager_log_rules(m, &plan, &mv);
-        m->exit_rules_active = false;
+        bool exit_rules_active = false;
         for (size_t i = 0; i < plan.n_rules; i++)
-                m->exit_rules_active |= plan.rules[i].verdict == RULE_ACTIVE && rule_uses_exits(plan.rules[i].rule);
+                exit_rules_active |= plan.rules[i].verdict == RULE_ACTIVE &&
+                                     rule_uses_metric(plan.rules[i].rule, METRIC_PROC_EXIT_RATE);
+        triggers_set_exit_rules_active(m->triggers, exit_rules_active);
         bool wrote = manager_apply_pcp(m, s, &plan);
         manager_goal_track(m, &plan, now);
         manager_apply_scale(m, &plan);
@@ -1539,207 +1517,6 @@ static int manager_sample_full(Manager *m, bool cheap) {
 
 static int manager_sample(Manager *m) {
         return manager_sample_full(m, false);
-}
-
-/* ---- event sources ---------------------------------------------------- */
-
-static int on_fast_tick(sd_event_source *es, uint64_t usec, void *userdata);
-
-/* 1 s ticks while a storm may be forming (the exit rate is at least a quarter of the lowest
- * threshold a rule compares it with) or an exit rule is active (its until: must be seen to hold);
- * none otherwise: background exits only wake the socket. */
-static bool manager_exits_busy(Manager *m, usec_t now) {
-        return m->procexit && (m->exit_rules_active || proc_exit_rate(m->procexit, now) >= m->exit_tick_rate);
-}
-
-static void manager_arm_fast_tick(Manager *m) {
-        usec_t now = now_usec(CLOCK_MONOTONIC);
-        bool want = manager_exits_busy(m, now);
-        int enabled = SD_EVENT_OFF;
-
-        /* An exit storm is when bulk frees are long: trace it now instead of at the next window. */
-        if (want && m->bulk && m->bulk_timer && !bulk_free_source_tracing(m->bulk) && now >= m->bulk_window_start + BULK_PERIOD_MIN_USEC) {
-                (void) sd_event_source_set_time(m->bulk_timer, now);
-                (void) sd_event_source_set_enabled(m->bulk_timer, SD_EVENT_ONESHOT);
-        }
-
-        if (!want || !m->event) {
-                if (m->fast_tick)
-                        (void) sd_event_source_set_enabled(m->fast_tick, SD_EVENT_OFF);
-                return;
-        }
-        if (m->fast_tick && sd_event_source_get_enabled(m->fast_tick, &enabled) >= 0 && enabled != SD_EVENT_OFF)
-                return;
-        if (!m->fast_tick) {
-                if (sd_event_add_time_relative(m->event, &m->fast_tick, CLOCK_MONOTONIC, USEC_PER_SEC, 0, on_fast_tick,
-                                               m) < 0)
-                        return;
-        } else {
-                (void) sd_event_source_set_time_relative(m->fast_tick, USEC_PER_SEC);
-                (void) sd_event_source_set_enabled(m->fast_tick, SD_EVENT_ONESHOT);
-        }
-}
-
-/* The lowest rate a when: condition compares proc.exit_rate with (> or >=). */
-static void exit_walk(const Expr *e, double *low) {
-        if (!e)
-                return;
-        if (e->kind == EXPR_CMP && e->metric == METRIC_PROC_EXIT_RATE && (e->op == CMP_GT || e->op == CMP_GE))
-                *low = MIN(*low, e->value);
-        exit_walk(e->a, low);
-        exit_walk(e->b, low);
-}
-
-static int on_fast_tick(sd_event_source *es, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
-        (void) manager_sample_full(m, true);
-        (void) sd_event_source_set_enabled(es, SD_EVENT_OFF);
-        manager_arm_fast_tick(m);
-        return 0;
-}
-
-static void on_exits(void *userdata) {
-        manager_arm_fast_tick(userdata);
-}
-
-static int on_psi(sd_event_source *es, int fd, uint32_t revents, void *userdata) {
-        Manager *m = userdata;
-        usec_t now = now_usec(CLOCK_MONOTONIC);
-
-        if (revents & EPOLLERR) {
-                log_warning("The PSI trigger reported an error; sampling at the interval only");
-                m->psi_io = sd_event_source_disable_unref(m->psi_io);
-                m->psi_fd = (close(m->psi_fd), -EBADF);
-                return 0;
-        }
-        /* The kernel signals at most once per window; never sample more than once a second. */
-        if (now - m->psi_last >= USEC_PER_SEC) {
-                m->psi_last = now;
-                log_debug("Memory pressure crossed the trigger: sampling now");
-                (void) manager_sample_full(m, true);
-        }
-        return 0;
-}
-
-/* Does a rule of a policy whose host: matches this host use the metric? */
-static bool manager_uses_metric(Manager *m, MetricId id) {
-        _cleanup_(snapshot_freep) Snapshot *s = NULL;
-        MetricValues mv;
-
-        if (!policy_set_uses_metric(m->policies, id))
-                return false;
-        if (snapshot_take(m->root, &s) < 0)
-                return true;
-        metrics_from_snapshot(s, &mv);
-        for (size_t i = 0; i < m->policies->n_policies; i++) {
-                const Policy *p = m->policies->policies[i];
-                if (host_match_eval(&p->host, &mv) != TRUTH_TRUE)
-                        continue;
-                for (size_t k = 0; k < p->n_rules; k++)
-                        if (condition_uses_metric(&p->rules[k].when, id) || condition_uses_metric(&p->rules[k].until, id))
-                                return true;
-        }
-        return false;
-}
-
-/* The lowest some/full percentage a rule compares a PSI metric against (> or >=). */
-static void psi_walk(const Expr *e, double *some, double *full) {
-        if (!e)
-                return;
-        if (e->kind == EXPR_CMP && (e->op == CMP_GT || e->op == CMP_GE)) {
-                if (e->metric >= METRIC_PSI_MEMORY_SOME_AVG10 && e->metric <= METRIC_PSI_MEMORY_SOME_AVG300)
-                        *some = MIN(*some, e->value);
-                else if (e->metric >= METRIC_PSI_MEMORY_FULL_AVG10 && e->metric <= METRIC_PSI_MEMORY_FULL_AVG300)
-                        *full = MIN(*full, e->value);
-        }
-        psi_walk(e->a, some, full);
-        psi_walk(e->b, some, full);
-}
-
-#define PSI_WINDOW_USEC (2 * USEC_PER_SEC) /* a multiple of 2 s: allowed without CAP_SYS_RESOURCE on 6.5+ */
-
-static void manager_update_psi(Manager *m) {
-        double some = 101, full = 101;
-        bool uses = false;
-
-        for (size_t i = 0; m->policies && i < m->policies->n_policies; i++)
-                for (size_t k = 0; k < m->policies->policies[i]->n_rules; k++) {
-                        const Rule *r = &m->policies->policies[i]->rules[k];
-                        psi_walk(r->when.root, &some, &full);
-                        psi_walk(r->until.root, &some, &full);
-                }
-        for (int id = METRIC_PSI_MEMORY_SOME_AVG10; id <= METRIC_PSI_MEMORY_FULL_AVG300 && !uses; id++)
-                uses = manager_uses_metric(m, (MetricId) id);
-
-        m->psi_io = sd_event_source_disable_unref(m->psi_io);
-        if (m->psi_fd >= 0)
-                m->psi_fd = (close(m->psi_fd), -EBADF);
-        if (!uses || !m->event)
-                return;
-        bool is_full = full < some;
-        double pct = CLAMP(is_full ? full : (some <= 100 ? some : 10.0), 1.0, 100.0);
-        usec_t threshold = (usec_t) ((double) PSI_WINDOW_USEC * pct / 100.0);
-        int r = psi_trigger_open(m->root, is_full, threshold, PSI_WINDOW_USEC, &m->psi_fd);
-        if (r < 0) {
-                log_info("PSI trigger refused (%s): memory pressure is read at each sample only", errno_str(r));
-                return;
-        }
-        r = sd_event_add_io(m->event, &m->psi_io, m->psi_fd, EPOLLPRI, on_psi, m);
-        if (r < 0) {
-                m->psi_fd = (close(m->psi_fd), -EBADF);
-                return;
-        }
-        log_info("PSI trigger: %s %.0f%% of %.0f s wakes a sample", is_full ? "full" : "some", pct,
-                 (double) PSI_WINDOW_USEC / 1e6);
-}
-
-/* The proc connector is open only while a rule uses proc.exit_rate: every exit wakes us. */
-static void manager_update_procexit(Manager *m) {
-        bool uses = manager_uses_metric(m, METRIC_PROC_EXIT_RATE);
-        KernelVersion kv = { 0, 0, 0 };
-        _cleanup_(topology_done) Topology topo = { 0 };
-        int r;
-
-        if (!uses || !m->event) {
-                if (m->procexit)
-                        log_info("No rule uses proc.exit_rate any more: closing the proc connector");
-                m->procexit = proc_exit_source_free(m->procexit);
-                m->exit_unavailable = uses                                                ? "the proc connector is opened by the daemon loop only"
-                                      : policy_set_uses_metric(m->policies, METRIC_PROC_EXIT_RATE) ? "no policy using it matches this host"
-                                                                                                   : NULL;
-                return;
-        }
-        if (m->procexit)
-                return;
-        if (!streq(m->root, "/")) {
-                m->exit_unavailable = "the proc connector serves the live host only (--root is set)";
-                return;
-        }
-        if (topology_read(m->root, &topo) >= 0)
-                kv = topo.kernel;
-        r = proc_exit_source_new(m->event, &kv, on_exits, m, &m->procexit);
-        if (r < 0) {
-                if (r == -EXDEV)
-                        snprintf(m->exit_error, sizeof m->exit_error,
-                                 "the proc connector serves only the initial user and pid namespaces");
-                else
-                        snprintf(m->exit_error, sizeof m->exit_error, "opening the proc connector failed: %s%s",
-                                 errno_str(r), r == -EPERM ? " (6.1 needs CAP_NET_ADMIN)" : "");
-                m->exit_unavailable = m->exit_error;
-                log_warning("proc.exit_rate is unavailable: %s", m->exit_error);
-                return;
-        }
-        double low = 1e18;
-        for (size_t i = 0; i < m->policies->n_policies; i++)
-                for (size_t k = 0; k < m->policies->policies[i]->n_rules; k++)
-                        exit_walk(m->policies->policies[i]->rules[k].when.root, &low);
-        m->exit_tick_rate = low < 1e18 ? MAX(low / 4, 1.0) : 1.0;
-        m->procexit_opened = now_usec(CLOCK_MONOTONIC);
-        m->exit_unavailable = NULL;
-        ProcExitCounters c;
-        proc_exit_counters(m->procexit, &c);
-        log_info("Listening to process exits on the proc connector (%s)",
-                 c.filtered ? "exit events only: the kernel filters" : "all events: this kernel has no filter");
 }
 
 /*
@@ -1858,7 +1635,7 @@ static int on_bulk_timer(sd_event_source *es, uint64_t usec, void *userdata) {
                         m->bulk_window_start = now;
                         next = BULK_WINDOW_USEC;
                 }
-        } else if (manager_exits_busy(m, now) &&
+        } else if (triggers_exits_busy(m->triggers, now) &&
                    (double) m->bulk_window_cost <= BULK_STORM_BUDGET * (double) (now - m->bulk_window_start)) {
                 manager_bulk_read(m);
                 next = BULK_WINDOW_USEC;
@@ -1928,11 +1705,6 @@ static void manager_setup_bulk_free(Manager *m) {
                  (double) BULK_WINDOW_USEC / 1e6, (double) m->bulk_period_usec / 1e6, kb, 1U << shift);
 }
 
-static void manager_update_sources(Manager *m) {
-        manager_update_procexit(m);
-        manager_update_psi(m);
-}
-
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
         Manager *m = userdata;
         int r;
@@ -1963,7 +1735,7 @@ static void manager_reload(Manager *m, const char *why) {
         (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading policies (%s)",
                           now_usec(CLOCK_MONOTONIC), why);
         if (manager_load_policies(m, false) >= 0)
-                manager_update_sources(m);
+                m->triggers_stale = true;
         /* Whether or not the new set loaded: watch what the path names now, so a fix is seen. */
         manager_watch_policy_dir(m);
         (void) manager_sample(m);
@@ -2118,6 +1890,33 @@ static int on_resume(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
+/* A trigger asks for a sample now. */
+static void on_trigger_sample(void *userdata) {
+        (void) manager_sample_full(userdata, true);
+}
+
+/* An exit storm is when bulk frees are long: trace it now instead of at the next window. */
+static void on_exits_busy(void *userdata, usec_t now) {
+        Manager *m = userdata;
+
+        if (m->bulk && m->bulk_timer && !bulk_free_source_tracing(m->bulk) &&
+            now >= m->bulk_window_start + BULK_PERIOD_MIN_USEC) {
+                (void) sd_event_source_set_time(m->bulk_timer, now);
+                (void) sd_event_source_set_enabled(m->bulk_timer, SD_EVENT_ONESHOT);
+        }
+}
+
+/* The triggers open at the first sample, for the set loaded then (manager_exit_metric()). */
+static int manager_setup_triggers(Manager *m) {
+        int r = triggers_new(m->event, m->root,
+                             &(TriggerHooks){ .sample_now = on_trigger_sample, .exits_busy = on_exits_busy, .userdata = m },
+                             &m->triggers);
+        if (r < 0)
+                return log_oom();
+        m->triggers_stale = true;
+        return 0;
+}
+
 static int manager_setup_loop(Manager *m) {
         int r;
 
@@ -2134,7 +1933,9 @@ static int manager_setup_loop(Manager *m) {
         if (r < 0)
                 return log_error_errno(r, "Failed to add the sampling timer: %s", errno_str(r));
         manager_watch_policy_dir(m);
-        manager_update_sources(m);
+        r = manager_setup_triggers(m);
+        if (r < 0)
+                return r;
         manager_setup_bulk_free(m);
         /* Pings WATCHDOG=1 at half of WatchdogSec when the unit sets it; no-op otherwise. */
         r = sd_event_set_watchdog(m->event, true);

@@ -397,3 +397,40 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
         *ret = plan;
         return 0;
 }
+
+bool rule_uses_metric(const Rule *r, MetricId id) {
+        return condition_uses_metric(&r->when, id) || condition_uses_metric(&r->until, id);
+}
+
+bool policy_set_uses_metric_on_host(const PolicySet *s, const MetricValues *mv, MetricId id) {
+        for (size_t i = 0; s && i < s->n_policies; i++) {
+                const Policy *p = s->policies[i];
+                if (host_match_eval(&p->host, mv) != TRUTH_TRUE)
+                        continue;
+                for (size_t k = 0; k < p->n_rules; k++)
+                        if (rule_uses_metric(&p->rules[k], id))
+                                return true;
+        }
+        return false;
+}
+
+double policy_set_lowest_threshold(const PolicySet *s, MetricId first, MetricId last, bool with_until) {
+        double low = HUGE_VAL;
+
+        for (size_t i = 0; s && i < s->n_policies; i++)
+                for (size_t k = 0; k < s->policies[i]->n_rules; k++) {
+                        const Rule *r = &s->policies[i]->rules[k];
+                        low = MIN(low, condition_lowest_threshold(&r->when, first, last));
+                        if (with_until)
+                                low = MIN(low, condition_lowest_threshold(&r->until, first, last));
+                }
+        return low;
+}
+
+bool policy_set_has_action(const PolicySet *s, ActionKind kind) {
+        for (size_t i = 0; s && i < s->n_policies; i++)
+                for (size_t k = 0; k < s->policies[i]->n_rules; k++)
+                        if (s->policies[i]->rules[k].action.kind == kind)
+                                return true;
+        return false;
+}

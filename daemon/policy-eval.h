@@ -143,3 +143,29 @@ void eval_state_action_done(EvalState *state, const Policy *p, const Rule *r, us
 
 /* Drop history of rules that no longer exist in set (after a reload). */
 void eval_state_prune(EvalState *state, const PolicySet *set);
+
+/*
+ * Questions about what a policy set needs, answered from its expression trees
+ * (the daemon opens event sources and reads costly files only for what is used).
+ */
+
+/* Does the rule's when: or until: use the metric? */
+bool rule_uses_metric(const Rule *r, MetricId id);
+
+/*
+ * Does a rule of a policy whose host: holds on mv use the metric?  mv: the
+ * metrics of the last sample (host: compares cpus, memory, kernel, nodes); a
+ * host: that is UNKNOWN on mv does not count.
+ */
+bool policy_set_uses_metric_on_host(const PolicySet *s, const MetricValues *mv, MetricId id);
+
+/*
+ * The lowest value any rule of the set compares a metric in [first, last]
+ * with > or >= (condition_lowest_threshold()), in when: and, with
+ * with_until, in until: too; every policy, whatever its host:.  HUGE_VAL when
+ * none does.
+ */
+double policy_set_lowest_threshold(const PolicySet *s, MetricId first, MetricId last, bool with_until);
+
+/* Does a rule of the set take this action? */
+bool policy_set_has_action(const PolicySet *s, ActionKind kind);

@@ -773,6 +773,19 @@ bool condition_uses_metric(const Condition *c, MetricId id) {
         return c && expr_uses_metric(c->root, id);
 }
 
+static double expr_lowest_threshold(const Expr *e, MetricId first, MetricId last) {
+        if (!e)
+                return HUGE_VAL;
+        if (e->kind == EXPR_CMP)
+                return e->metric >= first && e->metric <= last && (e->op == CMP_GT || e->op == CMP_GE) ? e->value
+                                                                                                     : HUGE_VAL;
+        return MIN(expr_lowest_threshold(e->a, first, last), expr_lowest_threshold(e->b, first, last));
+}
+
+double condition_lowest_threshold(const Condition *c, MetricId first, MetricId last) {
+        return c ? expr_lowest_threshold(c->root, first, last) : HUGE_VAL;
+}
+
 /* ------------------------------------------------------------------------ */
 /* Evaluation */
 

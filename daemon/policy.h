@@ -144,6 +144,13 @@ int condition_parse_literal(MetricId id, const char *s, double *ret_value, char 
 bool condition_uses_metric(const Condition *c, MetricId id);
 
 /*
+ * The lowest value the condition compares a metric in [first, last] (MetricId
+ * order) against with > or >=: the level from which the condition can turn
+ * true.  In the metrics' units; HUGE_VAL when no such comparison exists.
+ */
+double condition_lowest_threshold(const Condition *c, MetricId first, MetricId last);
+
+/*
  * Evaluate at time now (CLOCK_MONOTONIC µs), updating the state (allocated on
  * first use to c->n_nodes).  An unavailable metric makes its comparison UNKNOWN;
  * AND/OR/NOT use Kleene logic; `for` holds only if its operand was TRUE

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /* policy-eval.c: precedence, hysteresis, durations, cooldowns, goal solving, history across reloads. */
+#include <math.h>
 #include <sys/stat.h>
 
 #include "test-helpers.h"
@@ -420,12 +421,61 @@ static void test_empty_set(void **state) {
         policy_set_free(set);
 }
 
+/* What a set needs (the daemon's triggers and costly reads follow it): from the expression trees. */
+static void test_set_queries(void **state) {
+        static const char *const files[] = {
+                "10-any.yaml",
+                "version: 1\nname: any\nrules:\n"
+                "  - name: pressure\n    when: psi.memory.some.avg10 > 40 or (psi.memory.full.avg60 >= 25 and cpus > 1)\n"
+                "    pcp: { high: minimum }\n    until: psi.memory.some.avg300 > 5 or psi.memory.full.avg10 < 1\n",
+                "20-big.yaml",
+                "version: 1\nname: big\nhost:\n  cpus: \">= 64\"\nrules:\n"
+                "  - name: exit-storm\n    when: proc.exit_rate > 200/s and not proc.exit_rate >= 10/s\n"
+                "    pcp: { high: minimum }\n    until: proc.exit_rate < 20/s or proc.exit_rate > 3/s\n"
+                "  - name: clean\n    when: memcg.dying > 500\n"
+                "    action: { reclaim-dying: { cgroup: auto } }\n",
+                NULL,
+        };
+        PolicySet *set = load_set(files);
+        MetricValues mv = { 0 };
+
+        assert_true(policy_set_uses_metric(set, METRIC_PROC_EXIT_RATE));
+        /* host: on the sample's metrics: UNKNOWN (no cpus) and FALSE do not count, TRUE does. */
+        assert_false(policy_set_uses_metric_on_host(set, &mv, METRIC_PROC_EXIT_RATE));
+        metric_set(&mv, METRIC_CPUS, 2);
+        assert_false(policy_set_uses_metric_on_host(set, &mv, METRIC_PROC_EXIT_RATE));
+        assert_false(policy_set_uses_metric_on_host(set, &mv, METRIC_MEMCG_DYING));
+        assert_true(policy_set_uses_metric_on_host(set, &mv, METRIC_PSI_MEMORY_FULL_AVG60)); /* no host: */
+        assert_false(policy_set_uses_metric_on_host(set, &mv, METRIC_PSI_MEMORY_SOME_AVG60));
+        metric_set(&mv, METRIC_CPUS, 64);
+        assert_true(policy_set_uses_metric_on_host(set, &mv, METRIC_PROC_EXIT_RATE));
+        assert_true(policy_set_uses_metric_on_host(set, &mv, METRIC_MEMCG_DYING));
+
+        /* Rising comparisons only (> and >=), under not as well, whatever the host. */
+        assert_true(policy_set_lowest_threshold(set, METRIC_PROC_EXIT_RATE, METRIC_PROC_EXIT_RATE, false) == 10.0);
+        assert_true(policy_set_lowest_threshold(set, METRIC_PROC_EXIT_RATE, METRIC_PROC_EXIT_RATE, true) == 3.0);
+        assert_true(policy_set_lowest_threshold(set, METRIC_PSI_MEMORY_SOME_AVG10, METRIC_PSI_MEMORY_SOME_AVG300,
+                                                false) == 40.0);
+        assert_true(policy_set_lowest_threshold(set, METRIC_PSI_MEMORY_SOME_AVG10, METRIC_PSI_MEMORY_SOME_AVG300,
+                                                true) == 5.0);
+        assert_true(policy_set_lowest_threshold(set, METRIC_PSI_MEMORY_FULL_AVG10, METRIC_PSI_MEMORY_FULL_AVG300,
+                                                true) == 25.0);
+        assert_true(isinf(policy_set_lowest_threshold(set, METRIC_MEMCG_LIVE, METRIC_MEMCG_LIVE, true)));
+        assert_true(isinf(policy_set_lowest_threshold(NULL, METRIC_PROC_EXIT_RATE, METRIC_PROC_EXIT_RATE, true)));
+
+        assert_true(policy_set_has_action(set, ACTION_RECLAIM_DYING));
+        assert_false(policy_set_has_action(set, ACTION_PERCPU_DEPOPULATE));
+        assert_true(rule_uses_metric(&set->policies[1]->rules[0], METRIC_PROC_EXIT_RATE));
+        assert_false(rule_uses_metric(&set->policies[1]->rules[1], METRIC_PROC_EXIT_RATE));
+        policy_set_free(set);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_precedence),          cmocka_unit_test(test_hysteresis),
                 cmocka_unit_test(test_host_and_solve),      cmocka_unit_test(test_cooldown_and_reload),
                 cmocka_unit_test(test_empty_set),           cmocka_unit_test(test_why),
-                cmocka_unit_test(test_bulk_free_goal),
+                cmocka_unit_test(test_bulk_free_goal),          cmocka_unit_test(test_set_queries),
         };
         log_setup("test-eval", LOG_TARGET_NULL, LOG_DEBUG);
         return cmocka_run_group_tests(tests, NULL, NULL);
