@@ -1,5 +1,4 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
-#include <dirent.h>
 #include <inttypes.h>
 #include <spawn.h>
 #include <sys/stat.h>
@@ -9,8 +8,7 @@
 
 #include "capture.h"
 #include "log.h"
-#include "source-cgroup.h"
-#include "source-topology.h"
+#include "source-table.h"
 #include "util.h"
 
 extern char **environ;
@@ -50,100 +48,60 @@ static bool absent(int r) {
         return r == -ENOENT || r == -EACCES || r == -EPERM || r == -EOPNOTSUPP || r == -ENODEV;
 }
 
+typedef struct CaptureFile {
+        const char *root, *dest;
+        bool required;
+        int n;
+} CaptureFile;
+
+static int capture_one(const char *rel, void *userdata) {
+        CaptureFile *c = userdata;
+        int r = copy_file(c->root, c->dest, rel);
+
+        if (r >= 0)
+                c->n++;
+        else if (c->required || !absent(r))
+                return log_error_errno(r, "Failed to copy %s: %s", rel, errno_str(r));
+        return 0;
+}
+
+/* One row of the source table: its files, then what the tree cannot carry.  Files written, or -errno. */
+static int capture_source(const char *root, const char *dest, const SourceDesc *d) {
+        CaptureFile c = { .root = root, .dest = dest };
+        int r;
+
+        for (size_t i = 0; i < SOURCE_FILES_MAX && d->files[i].path; i++) {
+                c.required = d->files[i].required;
+                r = source_file_expand(root, d->files[i].path, capture_one, &c);
+                if (r < 0)
+                        return r;
+        }
+        if (d->record) {
+                _cleanup_(freep) char *text = NULL;
+                r = d->record(root, &text);
+                if (r == -ENODATA)
+                        return c.n;
+                if (r < 0 || (r = put_file(dest, d->record_file, text, strlen(text))) < 0)
+                        return r;
+                c.n++;
+        }
+        return c.n;
+}
+
 int capture_snapshot(const char *root, const char *dest) {
-        static const char *const required[] = { "/proc/zoneinfo", "/proc/meminfo", "/proc/sys/kernel/osrelease" };
-        static const char *const optional[] = {
-                "/proc/vmstat",
-                "/proc/cgroups",
-                "/proc/version", /* Debian's stable release, for the kernel probes (probe-kernel.c) */
-                "/proc/pressure/memory",
-                "/proc/sys/vm/percpu_pagelist_high_fraction",
-                "/proc/sys/vm/percpu_pagelist_fraction",
-                "/proc/sys/vm/min_free_kbytes",
-                "/proc/sys/vm/watermark_scale_factor",
-                "/sys/devices/system/node/online",
-                "/sys/devices/system/node/possible",
-                "/sys/devices/system/cpu/online",
-                "/sys/devices/system/cpu/possible",
-                "/sys/kernel/mm/transparent_hugepage/enabled",
-                /* pcptune's contrib kernel patches (0002, 0003). */
-                "/proc/sys/vm/pcp_batch_scale_max",
-                "/sys/kernel/mm/percpu/nr_chunks",
-                "/sys/kernel/mm/percpu/nr_empty_chunks",
-                "/sys/kernel/mm/percpu/nr_to_depopulate",
-                "/sys/kernel/mm/percpu/nr_sidelined",
-                "/sys/kernel/mm/percpu/nr_populated_pages",
-                "/sys/kernel/mm/percpu/nr_empty_pop_pages",
-                "/sys/kernel/mm/percpu/nr_used_pop_pages",
-                "/sys/kernel/mm/percpu/frag_free_bytes",
-                "/sys/kernel/mm/percpu/nr_units",
-                "/sys/kernel/mm/percpu/unit_pages",
-                "/sys/kernel/mm/percpu/empty_pop_pages_high",
-                /* Reading it holds pcpu_lock with IRQs off for a few ms: once, on request. */
-                "/sys/kernel/debug/percpu_stats",
-        };
-        _cleanup_(freep) char *nodedir = NULL;
-        _cleanup_(topology_done) Topology topo = { 0 };
-        MemcgCounts mc = { 0 };
+        char buf[512], host[128] = "unknown";
+        struct utsname u;
         int n = 0, r;
-        DIR *d;
 
         r = mkdir_p(dest, 0755);
         if (r < 0)
                 return r;
-        for (size_t i = 0; i < ELEMENTSOF(required); i++) {
-                r = copy_file(root, dest, required[i]);
+        for (SourceId id = 0; id < _SOURCE_MAX; id++) {
+                r = capture_source(root, dest, source_desc(id));
                 if (r < 0)
-                        return log_error_errno(r, "Failed to copy %s: %s", required[i], errno_str(r));
-                n++;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(optional); i++) {
-                r = copy_file(root, dest, optional[i]);
-                if (r >= 0)
-                        n++;
-                else if (!absent(r))
-                        return log_error_errno(r, "Failed to copy %s: %s", optional[i], errno_str(r));
-        }
-
-        if (path_join_root(root, "/sys/devices/system/node", &nodedir) < 0)
-                return -ENOMEM;
-        d = opendir(nodedir);
-        for (struct dirent *de; d && (de = readdir(d));) {
-                _cleanup_(freep) char *rel = NULL, *rel2 = NULL;
-                if (strncmp(de->d_name, "node", 4) != 0 || de->d_name[4] < '0' || de->d_name[4] > '9')
-                        continue;
-                if (asprintf(&rel, "/sys/devices/system/node/%s/cpulist", de->d_name) < 0 ||
-                    asprintf(&rel2, "/sys/devices/system/node/%s/meminfo", de->d_name) < 0) {
-                        closedir(d);
-                        return -ENOMEM;
-                }
-                if (copy_file(root, dest, rel) >= 0)
-                        n++;
-                if (copy_file(root, dest, rel2) >= 0)
-                        n++;
-        }
-        if (d)
-                closedir(d);
-
-        /* What the tree cannot carry: the page size and the memcg counts. */
-        r = topology_read(root, &topo);
-        if (r < 0)
-                return log_error_errno(r, "Failed to read the topology: %s", errno_str(r));
-        char buf[512];
-        snprintf(buf, sizeof buf, "%u\n", topo.page_size);
-        if ((r = put_file(dest, "/.pcptune/page_size", buf, strlen(buf))) < 0)
-                return r;
-        n++;
-        if (memcg_counts_read(root, &mc) >= 0) {
-                _cleanup_(freep) char *text = NULL;
-                r = memcg_snapshot_format(&mc, &text);
-                memcg_counts_done(&mc);
-                if (r < 0 || (r = put_file(dest, MEMCG_SNAPSHOT_FILE, text, strlen(text))) < 0)
                         return r;
-                n++;
+                n += r;
         }
-        struct utsname u;
-        char host[128] = "unknown";
         if (uname(&u) == 0)
                 snprintf(host, sizeof host, "%s", u.nodename);
         snprintf(buf, sizeof buf, "pcptune %s\nhost %s\nroot %s\ntime %lld\n", PACKAGE_VERSION, host, root,

@@ -2,14 +2,12 @@
 #pragma once
 
 /*
- * pcptunectl snapshot: copy everything `plan` needs from a host (below
- * root) into a directory laid out as a root tree, usable with --root:
- * proc/{zoneinfo,meminfo,vmstat,cgroups,pressure/memory}, the pcp and
- * watermark sysctls, the kernel release, node and CPU lists, THP mode,
- * percpu_stats when readable, and .pcptune/{page_size,memcg,snapshot}
- * (page size, memcg counts, and who/when).  Missing optional files are
- * skipped.  Returns the number of files written, or -errno (zoneinfo,
- * meminfo and osrelease are required).
+ * pcptunectl snapshot: copy the files of every row of the source table
+ * (source-table.h) from a host (below root) into a directory laid out as a
+ * root tree, usable with --root, with what a tree cannot carry recorded in
+ * .pcptune/ (page size, memcg counts) and .pcptune/snapshot (who, when).
+ * Missing optional files are skipped.  Returns the number of files written,
+ * or -errno (zoneinfo, meminfo and osrelease are required).
  */
 int capture_snapshot(const char *root, const char *dest_dir);
 

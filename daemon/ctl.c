@@ -249,7 +249,7 @@ static int cmd_status(const CtlOptions *o) {
         }
 
         KernelFeatures feat;
-        kernel_features_probe(o->root, &feat);
+        kernel_features_probe(o->root, s, &feat);
         json_object *contrib_o, *ff;
         if (dstatus && json_object_object_get_ex(dstatus, "contrib", &contrib_o) &&
             json_object_object_get_ex(contrib_o, "fraction_floor", &ff)) {
@@ -751,7 +751,7 @@ static int plan_one_root(const CtlOptions *o, const char *root, const char *labe
         r = plan_host_from_snapshot(s, label, &h);
         if (r < 0)
                 return log_oom();
-        kernel_features_probe(root, &h.features);
+        kernel_features_probe(root, s, &h.features);
         h.has_features = true;
         percpu_stats_view_read(root, streq(root, "/"), s->has_memcg ? s->memcg.live + s->memcg.dying : 0,
                                s->topo.possible_cpus ?: s->topo.online_cpus, s->topo.page_size, &h.pstats);

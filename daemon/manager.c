@@ -30,6 +30,7 @@
 #include "repair.h"
 #include "report.h"
 #include "snapshot.h"
+#include "source-table.h"
 #include "source-bulkfree.h"
 #include "source-percpu-stats.h"
 #include "triggers.h"
@@ -77,6 +78,7 @@ struct Manager {
         bool knob_known;             /* the pcp knob exists and is writable (from the first snapshot) */
         Knob scale_knob;             /* vm.pcp_batch_scale_max (contrib patch 0002) */
         FeatureState floor_state;    /* does the kernel take -1 for the high fraction (contrib patch 0001)? */
+        KernelFeatures declared;     /* what a root tree declares (read at start) */
         KernelFeatures features;     /* of the last sample */
         KernelProbes probes;         /* of the last sample (probe-kernel.h) */
         bool warned_readonly;
@@ -434,18 +436,6 @@ static int manager_restore_crash_journal(Manager *m) {
         return r < 0 ? r : 0;
 }
 
-/*
- * Whether the kernel takes -1 for the high fraction is found out by writing it.  A root tree
- * other than "/" (fixtures, snapshots, test trees) cannot say no, so it declares it:
- * <root>/.pcptune/fraction-floor holding 1 stands for a kernel with the contrib patch.
- */
-static FeatureState manager_initial_floor_state(const Manager *m) {
-        int64_t v;
-        if (streq(m->root, "/"))
-                return FEATURE_UNKNOWN;
-        return read_int64_at(m->root, "/.pcptune/fraction-floor", &v) >= 0 && v == 1 ? FEATURE_PRESENT : FEATURE_ABSENT;
-}
-
 /* Metrics are an observer's extra: any failure here turns them off with one message, never stops us. */
 static void manager_open_metrics(Manager *m) {
         int r;
@@ -487,7 +477,10 @@ static void manager_load_calibration(Manager *m) {
 int manager_startup(Manager *m) {
         int r;
 
-        m->floor_state = manager_initial_floor_state(m);
+        /* Whether the kernel takes -1 for the high fraction is found out by writing it; a root tree
+         * other than "/" (fixtures, snapshots, test trees) cannot say no, so it declares it. */
+        kernel_features_declared(m->root, &m->declared);
+        m->floor_state = m->declared.fraction_floor;
 
         r = manager_load_policies(m, true);
         if (r < 0)
@@ -783,13 +776,13 @@ static void manager_memcg_cost(Manager *m, const Snapshot *s, MemcgCost *ret) {
         snapshot_memcg_cost(s, m->has_measured ? &m->measured : NULL, m->est_cost_bytes, ret);
 }
 
-/* Dying count and Percpu now (cheap: /proc/cgroups + the hierarchy's directories, meminfo). */
+/* Dying count and Percpu now, from the memcg and meminfo sources (/proc/cgroups + the hierarchy's directories, meminfo). */
 static void manager_read_dying(Manager *m, uint64_t *ret_dying, uint64_t *ret_percpu_kib) {
-        MemcgCounts mc = { 0 };
-        Meminfo mi = { 0 };
-        *ret_dying = memcg_counts_read(m->root, &mc) >= 0 ? mc.dying : 0;
-        memcg_counts_done(&mc);
-        *ret_percpu_kib = meminfo_read(m->root, &mi) >= 0 ? mi.percpu_kib : 0;
+        _cleanup_(snapshot_freep) Snapshot *s = NULL;
+        bool ok = snapshot_take_sources(m->root, SOURCE_BIT(SOURCE_MEMCG) | SOURCE_BIT(SOURCE_MEMINFO), &s) >= 0;
+
+        *ret_dying = ok && s->has_memcg ? s->memcg.dying : 0;
+        *ret_percpu_kib = ok ? s->meminfo.percpu_kib : 0;
 }
 
 #define PERCPU_STATS_MIN_INTERVAL (5 * 60 * USEC_PER_SEC)
@@ -1437,7 +1430,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
         manager_bulk_free_metrics(&bulk, &mv);
         manager_estimate_memcg_cost(m, s);
 
-        kernel_features_probe(m->root, &m->features);
+        kernel_features_from_snapshot(&m->declared, s, &m->features);
         if (m->floor_state != FEATURE_UNKNOWN)
                 m->features.fraction_floor = m->floor_state;
         if (m->watch.args == RECLAIM_ARGS_SWAPPINESS || m->watch.args == RECLAIM_ARGS_BYTES)

@@ -12,7 +12,7 @@ static bool exists_at(const char *root, const char *path) {
         return path_join_root(root, path, &p) >= 0 && access(p, F_OK) == 0;
 }
 
-void kernel_features_probe(const char *root, KernelFeatures *ret) {
+void kernel_features_declared(const char *root, KernelFeatures *ret) {
         KernelFeatures f = { .fraction_floor = FEATURE_UNKNOWN, .reclaim_swappiness = FEATURE_UNKNOWN };
         int64_t v;
 
@@ -22,10 +22,24 @@ void kernel_features_probe(const char *root, KernelFeatures *ret) {
                 if (read_int64_at(root, "/.pcptune/memory-reclaim-swappiness", &v) >= 0 && (v == 0 || v == 1))
                         f.reclaim_swappiness = v ? FEATURE_PRESENT : FEATURE_ABSENT;
         }
-        f.batch_scale_max = read_int64_at(root, knob_desc(KNOB_PCP_BATCH_SCALE_MAX)->path, &f.batch_scale_max_value) >= 0;
-        f.percpu_sysfs = exists_at(root, PERCPU_SYSFS_DIR "/nr_populated_pages");
-        f.percpu_depopulate = exists_at(root, PERCPU_SYSFS_DIR "/depopulate");
         *ret = f;
+}
+
+void kernel_features_from_snapshot(const KernelFeatures *declared, const Snapshot *s, KernelFeatures *ret) {
+        KernelFeatures f = *declared;
+
+        f.batch_scale_max = s->has_batch_scale_max;
+        f.batch_scale_max_value = s->has_batch_scale_max ? s->batch_scale_max : 0;
+        f.percpu_sysfs = s->has_percpu_sysfs;
+        f.percpu_depopulate = s->has_percpu_sysfs && s->percpu_sysfs.has_depopulate;
+        *ret = f;
+}
+
+void kernel_features_probe(const char *root, const Snapshot *s, KernelFeatures *ret) {
+        KernelFeatures declared;
+
+        kernel_features_declared(root, &declared);
+        kernel_features_from_snapshot(&declared, s, ret);
 }
 
 const char *feature_state_to_string(FeatureState s) {

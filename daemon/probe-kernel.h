@@ -30,8 +30,18 @@ typedef struct KernelFeatures {
         bool percpu_depopulate;
 } KernelFeatures;
 
-/* Probe below root without writing anything.  fraction_floor stays UNKNOWN for "/". */
-void kernel_features_probe(const char *root, KernelFeatures *ret);
+/*
+ * What a root tree other than "/" declares in <root>/.pcptune (fraction-floor,
+ * memory-reclaim-swappiness): read once, at start.  For "/" both stay UNKNOWN
+ * (only a write tells); the rest of *ret is zero.
+ */
+void kernel_features_declared(const char *root, KernelFeatures *ret);
+
+/* declared plus what the snapshot read (vm.pcp_batch_scale_max, /sys/kernel/mm/percpu): no read of its own. */
+void kernel_features_from_snapshot(const KernelFeatures *declared, const Snapshot *s, KernelFeatures *ret);
+
+/* Both, for a one-shot command: probe below root without writing anything. */
+void kernel_features_probe(const char *root, const Snapshot *s, KernelFeatures *ret);
 
 const char *feature_state_to_string(FeatureState s);
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 #include "log.h"
 #include "snapshot.h"
+#include "source-table.h"
 
 Snapshot *snapshot_free(Snapshot *s) {
         if (!s)
@@ -121,27 +122,6 @@ static void snapshot_classify_regime(Snapshot *s) {
         }
 }
 
-static int zoneinfo_copy(const Zoneinfo *from, Zoneinfo *to) {
-        *to = (Zoneinfo){ .has_high_min_max = from->has_high_min_max };
-        to->zones = calloc(MAX(from->n_zones, (size_t) 1), sizeof(Zone));
-        if (!to->zones)
-                return -ENOMEM;
-        for (size_t i = 0; i < from->n_zones; i++) {
-                to->zones[i] = from->zones[i];
-                to->zones[i].cpus = NULL;
-                to->n_zones = i + 1;
-                if (from->zones[i].n_cpus == 0)
-                        continue;
-                to->zones[i].cpus = malloc(from->zones[i].n_cpus * sizeof(PcpCpu));
-                if (!to->zones[i].cpus) {
-                        zoneinfo_done(to);
-                        return -ENOMEM;
-                }
-                memcpy(to->zones[i].cpus, from->zones[i].cpus, from->zones[i].n_cpus * sizeof(PcpCpu));
-        }
-        return 0;
-}
-
 int snapshot_take(const char *root, Snapshot **ret) {
         return snapshot_take_reuse(root, NULL, 0, ret);
 }
@@ -173,67 +153,54 @@ const char *snapshot_error_format(const char *root, const SnapshotError *err, in
         return buf;
 }
 
+/* The readers of the sources in mask, in table order (prev for those reuse names). */
+static int snapshot_read_sources(const char *root, const Snapshot *prev, unsigned reuse, unsigned mask, Snapshot *s,
+                                 SnapshotError *err) {
+        for (SourceId id = 0; id < _SOURCE_MAX; id++) {
+                const SourceDesc *d = source_desc(id);
+                int r;
+
+                if (!d->read || !(mask & SOURCE_BIT(id)))
+                        continue;
+                r = d->read(root, prev && (reuse & d->reuse) ? prev : NULL, s, err);
+                if (r < 0)
+                        return r;
+        }
+        return 0;
+}
+
 int snapshot_take_explain(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret, SnapshotError *err) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
-        ZoneinfoError zerr = { 0 };
-        usec_t t;
+        SnapshotError e = { 0 };
         int r;
 
         s = calloc(1, sizeof(Snapshot));
         if (!s)
                 return -ENOMEM;
         s->timestamp = now_usec(CLOCK_MONOTONIC);
-
-        r = topology_read(root, &s->topo);
+        r = snapshot_read_sources(root, prev, flags, ~0u, s, &e);
         if (r < 0) {
                 if (err)
-                        *err = (SnapshotError){ .file = "/sys/devices/system (topology) or /proc/sys/kernel/osrelease" };
-                return log_debug_errno(r, "Failed to read the topology below %s: %s", strna(root), errno_str(r));
+                        *err = e;
+                return r;
         }
-
-        r = meminfo_read(root, &s->meminfo);
-        if (r < 0) {
-                if (err)
-                        *err = (SnapshotError){ .file = "/proc/meminfo" };
-                return log_debug_errno(r, "Failed to read meminfo: %s", errno_str(r));
-        }
-        t = now_usec(CLOCK_THREAD_CPUTIME_ID);
-        if (prev && (flags & SNAPSHOT_REUSE_ZONEINFO)) {
-                r = zoneinfo_copy(&prev->zoneinfo, &s->zoneinfo);
-                s->zoneinfo_cost_usec = prev->zoneinfo_cost_usec;
-                s->zoneinfo_reused = true;
-        } else {
-                r = zoneinfo_read_at(root, &s->zoneinfo, &zerr);
-                s->zoneinfo_cost_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - t;
-        }
-        if (r < 0) {
-                if (err)
-                        *err = (SnapshotError){ .file = "/proc/zoneinfo", .line = zerr.line,
-                                                .incomplete = zerr.incomplete };
-                return log_debug_errno(r, "Failed to read zoneinfo: %s", errno_str(r));
-        }
-
-        s->has_vmstat = vmstat_read(root, &s->vmstat) >= 0;
-        s->knob_error = pcp_knob_read(root, &s->knob);
-        s->has_knob = s->knob_error >= 0;
-        t = now_usec(CLOCK_THREAD_CPUTIME_ID);
-        if (prev && (flags & SNAPSHOT_REUSE_MEMCG)) {
-                s->has_memcg = prev->has_memcg;
-                s->memcg = prev->memcg;
-                s->memcg.mount = prev->memcg.mount ? strdup(prev->memcg.mount) : NULL;
-                if (prev->memcg.mount && !s->memcg.mount)
-                        return -ENOMEM;
-                s->memcg_cost_usec = prev->memcg_cost_usec;
-                s->memcg_reused = true;
-        } else {
-                s->has_memcg = memcg_counts_read(root, &s->memcg) >= 0;
-                s->memcg_cost_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - t;
-        }
-        s->has_psi = psi_read(root, &s->psi) >= 0;
-        s->has_percpu_sysfs = percpu_sysfs_read(root, &s->percpu_sysfs) >= 0;
-
         snapshot_classify_regime(s);
         r = snapshot_derive(s);
+        if (r < 0)
+                return r;
+        *ret = TAKE_PTR(s);
+        return 0;
+}
+
+int snapshot_take_sources(const char *root, unsigned sources, Snapshot **ret) {
+        _cleanup_(snapshot_freep) Snapshot *s = calloc(1, sizeof(Snapshot));
+        SnapshotError e = { 0 };
+        int r;
+
+        if (!s)
+                return -ENOMEM;
+        s->timestamp = now_usec(CLOCK_MONOTONIC);
+        r = snapshot_read_sources(root, NULL, 0, sources, s, &e);
         if (r < 0)
                 return r;
         *ret = TAKE_PTR(s);

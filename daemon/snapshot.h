@@ -47,6 +47,8 @@ typedef struct Snapshot {
         bool has_psi;
         PercpuSysfs percpu_sysfs;  /* contrib patch 0003: /sys/kernel/mm/percpu */
         bool has_percpu_sysfs;
+        int64_t batch_scale_max;   /* contrib patch 0002: vm.pcp_batch_scale_max */
+        bool has_batch_scale_max;
         PcpRegime regime;
         PcpRegimeBasis regime_basis;
         unsigned regime_cpus_compared;    /* PCP_REGIME_BY_PAGESETS/VERSION: pagesets compared */
@@ -70,8 +72,19 @@ typedef struct Snapshot {
         int knob_error;            /* why has_knob is false: -ENOENT (no such sysctl), -EINVAL (garbage) ... */
 } Snapshot;
 
-/* Read every source below root.  0 or -errno of a required source.  Release with snapshot_free(). */
+/*
+ * Read every source of the source table (source-table.h) below root.  0 or
+ * -errno of a required source.  Release with snapshot_free().
+ */
 int snapshot_take(const char *root, Snapshot **ret);
+
+/*
+ * Read only some sources (a mask of SOURCE_BIT(SourceId)) into a snapshot
+ * whose other parts stay zero, and without the derived fields (regime, pcp
+ * zones): a fresh look at a few counters, e.g. dying memcgs and Percpu just
+ * before and after a reclaim.  0, -errno of a required source in the mask.
+ */
+int snapshot_take_sources(const char *root, unsigned sources, Snapshot **ret);
 
 /*
  * Sampling adapts to cost: zoneinfo grows with CPUs x zones (a 256-CPU host

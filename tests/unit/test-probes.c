@@ -46,7 +46,7 @@ static void root_remove(char *dir) {
 static void run_probes(const char *root, Snapshot **ret_snap, KernelProbes *ret) {
         static KernelFeatures feat;
         assert_int_equal(snapshot_take(root, ret_snap), 0);
-        kernel_features_probe(root, &feat);
+        kernel_features_probe(root, *ret_snap, &feat);
         kernel_probes_run(&(ProbeInput){ .root = root, .snap = *ret_snap, .kernel = (*ret_snap)->topo.kernel,
                                          .features = &feat },
                           ret);

@@ -12,11 +12,14 @@
 
 #include "test-helpers.h"
 
+#include "capture.h"
+#include "snapshot.h"
 #include "source-cgroup.h"
 #include "source-meminfo.h"
 #include "source-percpu-stats.h"
 #include "source-psi.h"
 #include "source-sysctl.h"
+#include "source-table.h"
 #include "source-topology.h"
 #include "source-vmstat.h"
 #include "source-zoneinfo.h"
@@ -2009,6 +2012,114 @@ static void test_live_memcg(void **state) {
         memcg_counts_done(&m);
 }
 
+/* ------------------------------------------------------------------------ */
+/* The source table: the snapshot and `pcptunectl snapshot` iterate it. */
+
+static void test_source_table(void **state) {
+        (void) state;
+        for (SourceId id = 0; id < _SOURCE_MAX; id++) {
+                const SourceDesc *d = source_desc(id);
+                assert_non_null(d);
+                assert_non_null(d->name);
+                assert_non_null(d->files[0].path); /* what a snapshot must copy for it */
+                assert_true(!d->read != !d->read_by); /* read in a sample, or says who reads it */
+                assert_true(!d->reuse || d->read);
+                assert_true(!d->record == !d->record_file);
+                bool required_file = false;
+                for (size_t i = 0; i < SOURCE_FILES_MAX && d->files[i].path; i++) {
+                        assert_true(d->files[i].path[0] == '/');
+                        required_file |= d->files[i].required;
+                }
+                assert_true(required_file == d->required);
+        }
+        assert_null(source_desc(_SOURCE_MAX));
+        assert_null(source_desc(-1));
+}
+
+static int count_match(const char *rel, void *userdata) {
+        assert_true(rel[0] == '/');
+        (*(unsigned *) userdata)++;
+        return 0;
+}
+
+static void test_source_file_expand(void **state) {
+        (void) state;
+        char *numa2 = fixture_root("6.12.117+deb12-amd64-smp16-numa2-8G", "root");
+        char *smp2 = fixture_root("6.1.0-57-amd64-smp2-1G", "root");
+        unsigned n = 0;
+
+        assert_int_equal(source_file_expand(numa2, "/sys/devices/system/node/node[0-9]*/cpulist", count_match, &n), 0);
+        assert_int_equal(n, 2);
+        n = 0;
+        assert_int_equal(source_file_expand(smp2, "/sys/devices/system/node/node[0-9]*/cpulist", count_match, &n), 0);
+        assert_int_equal(n, 1);
+        n = 0; /* a literal path is passed as it is, there or not; a pattern below a missing directory matches nothing */
+        assert_int_equal(source_file_expand(smp2, "/proc/no-such-file", count_match, &n), 0);
+        assert_int_equal(source_file_expand(smp2, "/no-such-dir/x*/y", count_match, &n), 0);
+        assert_int_equal(n, 1);
+        free(numa2);
+        free(smp2);
+}
+
+/* A captured tree reads back as the tree it was captured from, on every fixture. */
+static void test_capture_roundtrip(void **state) {
+        (void) state;
+        for (size_t i = 0; fixture_sets[i]; i++) {
+                char *root = fixture_root(fixture_sets[i], "root"), *dir = test_mkdtemp("capture");
+                Snapshot *a = NULL, *b = NULL;
+
+                assert_true(capture_snapshot(root, dir) > 3);
+                assert_int_equal(snapshot_take(root, &a), 0);
+                assert_int_equal(snapshot_take(dir, &b), 0);
+                assert_string_equal(a->topo.kernel_release, b->topo.kernel_release);
+                assert_int_equal(a->topo.page_size, b->topo.page_size);
+                assert_int_equal(a->topo.online_cpus, b->topo.online_cpus);
+                assert_int_equal(a->topo.possible_cpus, b->topo.possible_cpus);
+                assert_int_equal(a->topo.n_nodes, b->topo.n_nodes);
+                assert_int_equal(a->meminfo.mem_total_kib, b->meminfo.mem_total_kib);
+                assert_int_equal(a->n_pcp_zones, b->n_pcp_zones);
+                assert_int_equal(a->pcp_held_pages, b->pcp_held_pages);
+                assert_int_equal(a->pcp_high_max, b->pcp_high_max);
+                assert_int_equal(a->regime, b->regime);
+                assert_int_equal(a->has_knob, b->has_knob);
+                assert_int_equal(a->knob.value, b->knob.value);
+                assert_int_equal(a->has_vmstat, b->has_vmstat);
+                assert_int_equal(a->has_psi, b->has_psi);
+                assert_int_equal(a->has_memcg, b->has_memcg);
+                assert_int_equal(a->memcg.live, b->memcg.live);
+                assert_int_equal(a->memcg.dying, b->memcg.dying);
+                assert_int_equal(a->has_percpu_sysfs, b->has_percpu_sysfs);
+                assert_int_equal(a->has_batch_scale_max, b->has_batch_scale_max);
+                snapshot_free(a);
+                snapshot_free(b);
+                test_rm_rf(dir);
+                free(dir);
+                free(root);
+        }
+}
+
+/* Some sources only: the rest stays zero and nothing is derived. */
+static void test_snapshot_take_sources(void **state) {
+        (void) state;
+        char *root = fixture_root("6.18.44-fc-live-smp2-24G", "root");
+        Snapshot *full = NULL, *part = NULL;
+
+        assert_int_equal(snapshot_take(root, &full), 0);
+        assert_int_equal(snapshot_take_sources(root, SOURCE_BIT(SOURCE_MEMCG) | SOURCE_BIT(SOURCE_MEMINFO), &part), 0);
+        assert_true(part->has_memcg);
+        assert_int_equal(part->memcg.dying, full->memcg.dying);
+        assert_int_equal(part->meminfo.percpu_kib, full->meminfo.percpu_kib);
+        assert_int_equal(part->zoneinfo.n_zones, 0);
+        assert_int_equal(part->topo.online_cpus, 0);
+        assert_false(part->has_knob);
+        assert_int_equal(part->n_pcp_zones, 0);
+        snapshot_free(part);
+        /* A required source in the mask fails the read. */
+        assert_int_equal(snapshot_take_sources("/nonexistent-root", SOURCE_BIT(SOURCE_ZONEINFO), &part), -ENOENT);
+        snapshot_free(full);
+        free(root);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_zoneinfo_fixtures),
@@ -2040,6 +2151,10 @@ int main(void) {
                 cmocka_unit_test(test_percpu_stats_literals),
                 cmocka_unit_test(test_percpu_stats_inconsistent),
                 cmocka_unit_test(test_percpu_stats_frag),
+                cmocka_unit_test(test_source_table),
+                cmocka_unit_test(test_source_file_expand),
+                cmocka_unit_test(test_capture_roundtrip),
+                cmocka_unit_test(test_snapshot_take_sources),
                 cmocka_unit_test(test_live_kernel),
                 cmocka_unit_test(test_live_memcg),
         };

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+#include "snapshot.h"
+
+/*
+ * The source table: one row per reader of kernel state, naming the files it
+ * reads below the root.  snapshot_take*() runs the readers of a sample in
+ * table order; `pcptunectl snapshot` (capture.c) copies every row's files
+ * (and what a row's capture hook writes), so a snapshot holds what the
+ * readers need.  A new source is its reader (source-*.c) plus one row here.
+ */
+typedef enum SourceId {
+        SOURCE_TOPOLOGY,
+        SOURCE_MEMINFO,
+        SOURCE_ZONEINFO,
+        SOURCE_VMSTAT,
+        SOURCE_PCP_KNOB,
+        SOURCE_BATCH_SCALE_MAX,
+        SOURCE_MEMCG,
+        SOURCE_PSI,
+        SOURCE_PERCPU_SYSFS,
+        SOURCE_PROC_VERSION,
+        SOURCE_PERCPU_STATS,
+        SOURCE_HOST_RECORD,
+        _SOURCE_MAX,
+        _SOURCE_INVALID = -EINVAL,
+} SourceId;
+
+#define SOURCE_BIT(id) (1u << (id))
+
+#define SOURCE_FILES_MAX 16
+
+typedef struct SourceFile {
+        const char *path;      /* below the root; a segment may be a fnmatch(3) pattern ("node[0-9]*") */
+        bool required;         /* `pcptunectl snapshot` fails without it */
+} SourceFile;
+
+typedef struct SourceDesc {
+        const char *name;
+        /* Fill the row's part of s.  prev non-NULL: copy it from there instead of reading (only rows
+         * whose reuse flag the caller named).  A required row returns -errno and sets err->file (err is
+         * never NULL); an optional row records its absence in s and returns 0.  NULL: the row's files
+         * are read by others, outside a sample (read_by says who). */
+        int (*read)(const char *root, const Snapshot *prev, Snapshot *s, SnapshotError *err);
+        bool required;                 /* a sample fails without it */
+        unsigned reuse;                /* SNAPSHOT_REUSE_* that copies it from the last sample; 0: never */
+        const char *read_by;           /* for rows without read: the reader and why it is not in a sample */
+        SourceFile files[SOURCE_FILES_MAX];
+        /* What the tree cannot carry (the page size, memcg counts): the text of record_file, a file
+         * below the root that the reader takes instead where it exists.  -ENODATA: nothing to record
+         * on this host; other -errno fail the capture.  NULL: nothing. */
+        const char *record_file;
+        int (*record)(const char *root, char **ret_text);
+} SourceDesc;
+
+/* The row of id; NULL out of range. */
+const SourceDesc *source_desc(SourceId id);
+
+/*
+ * Expand a row file's pattern below root and call fn(rel, userdata) for each
+ * existing match (rel: the path below root, without root).  A path without
+ * a pattern is passed as is, whether it exists or not.  0, the first
+ * negative return of fn, or -ENOMEM.
+ */
+int source_file_expand(const char *root, const char *pattern, int (*fn)(const char *rel, void *userdata),
+                       void *userdata);
