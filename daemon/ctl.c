@@ -38,6 +38,7 @@
 #include "policy.h"
 #include "report.h"
 #include "snapshot.h"
+#include "view.h"
 
 typedef struct CtlOptions {
         const char *root;
@@ -182,16 +183,147 @@ static json_object *read_daemon_status(const char *state_dir) {
         return json_tokener_parse(text);
 }
 
+/* The daemon's knob state from its status file, read back like any input: false if there is none. */
+static bool status_daemon_knob(json_object *dstatus, const Snapshot *s, Knob *ret) {
+        json_object *knob_o, *v, *lc, *lt;
+        Knob knob = { 0 };
+
+        if (!dstatus || !json_object_object_get_ex(dstatus, "knob", &knob_o) || !s->has_knob)
+                return false;
+        knob.desc = s->knob.desc;
+        if (json_object_object_get_ex(knob_o, "managed", &v))
+                knob.managed = json_object_get_boolean(v);
+        if (json_object_object_get_ex(knob_o, "original", &v))
+                knob.original = json_object_get_int64(v);
+        if (json_object_object_get_ex(knob_o, "written", &v))
+                knob.written = json_object_get_int64(v);
+        if (json_object_object_get_ex(knob_o, "admin_override", &v))
+                knob.admin_override = json_object_get_boolean(v);
+        knob.admin_value = s->knob.value;
+        /* The daemon's last change of the knob. */
+        if (json_object_object_get_ex(knob_o, "last_change", &lc) && json_object_is_type(lc, json_type_string) &&
+            json_object_object_get_ex(knob_o, "last_change_usec", &lt) && json_object_is_type(lt, json_type_int) &&
+            json_object_get_int64(lt) > 0) {
+                snprintf(knob.last_change, sizeof knob.last_change, "%s", json_object_get_string(lc));
+                knob.last_change_usec = (usec_t) json_object_get_int64(lt);
+        }
+        *ret = knob;
+        return true;
+}
+
+/* What only the daemon knows of the kernel's features, from its status file: fraction -1, memory.reclaim's arguments. */
+static void status_daemon_features(json_object *dstatus, KernelFeatures *feat) {
+        json_object *contrib_o, *ff, *reclaim_o, *ra, *ans;
+
+        if (!dstatus)
+                return;
+        if (json_object_object_get_ex(dstatus, "contrib", &contrib_o) &&
+            json_object_object_get_ex(contrib_o, "fraction_floor", &ff)) {
+                /* Only the daemon knows, from having written -1. */
+                const char *v = json_object_get_string(ff);
+                feat->fraction_floor = streq(v, "yes") ? FEATURE_PRESENT : streq(v, "no") ? FEATURE_ABSENT : FEATURE_UNKNOWN;
+        }
+        /* reclaim-dying: what the daemon's write told of memory.reclaim. */
+        if (json_object_object_get_ex(dstatus, "reclaim", &reclaim_o) &&
+            json_object_object_get_ex(reclaim_o, "memory_reclaim_args", &ra) &&
+            json_object_object_get_ex(ra, "accepts", &ans) && json_object_get_string(ans)) {
+                const char *v = json_object_get_string(ans);
+                if (streq(v, "swappiness") || streq(v, "bytes"))
+                        feat->reclaim_swappiness = streq(v, "swappiness") ? FEATURE_PRESENT : FEATURE_ABSENT;
+        }
+}
+
+/*
+ * The "daemon" object of `status --json`: {"running", "pid", "state_dir", "status", "rules", "knob"} from its
+ * status file while it runs; else "restore_journal" (what a run that did not stop cleanly left) or
+ * "restore_journal_error".
+ */
+static json_object *status_daemon_json(const CtlOptions *o, int pid, json_object *dstatus) {
+        json_object *d = json_object_new_object(), *v;
+
+        if (!d)
+                return NULL;
+        json_object_object_add(d, "running", json_object_new_boolean(pid > 0));
+        if (pid > 0)
+                json_object_object_add(d, "pid", json_object_new_int(pid));
+        json_object_object_add(d, "state_dir", json_object_new_string(o->state_dir));
+        if (dstatus) {
+                if (json_object_object_get_ex(dstatus, "daemon", &v))
+                        json_object_object_add(d, "status", json_object_get(v));
+                if (json_object_object_get_ex(dstatus, "rules", &v))
+                        json_object_object_add(d, "rules", json_object_get(v));
+                if (json_object_object_get_ex(dstatus, "knob", &v))
+                        json_object_object_add(d, "knob", json_object_get(v));
+        }
+        if (pid <= 0) {
+                _cleanup_(journal_freep) Journal *j = NULL;
+                char err[512];
+                int q = journal_load(o->state_dir, &j, err, sizeof err);
+                if (q >= 0) {
+                        json_object *a = json_object_new_array();
+                        for (size_t i = 0; a && i < j->n_entries; i++) {
+                                json_object *e = json_object_new_object();
+                                json_object_object_add(e, "knob", json_object_new_string(j->entries[i].knob->name));
+                                json_object_object_add(e, "original", json_object_new_int64(j->entries[i].original));
+                                json_object_object_add(e, "written", json_object_new_int64(j->entries[i].written));
+                                json_object_array_add(a, e);
+                        }
+                        json_object_object_add(d, "restore_journal", a);
+                } else if (q != -ENOENT)
+                        json_object_object_add(d, "restore_journal_error",
+                                               json_object_new_string(*err ? err : errno_str(q)));
+        }
+        return d;
+}
+
+/* The text of the model's "daemon" object: running or not, what it manages, its rules' states and why. */
+static void status_print_daemon(FILE *f, json_object *d, bool has_knob) {
+        if (!view_bool(d, "running")) {
+                fprintf(f, "pcptuned: not running (state directory %s)\n", view_str(d, "state_dir", ""));
+                for (size_t i = 0; i < view_len(d, "restore_journal"); i++) {
+                        json_object *e = view_idx(d, "restore_journal", i);
+                        fprintf(f, "  a restore journal from a run that did not stop cleanly holds %s: original %" PRId64
+                                   ", written %" PRId64 "\n"
+                                   "  (the next start restores it; `pcptunectl restore` does it now)\n",
+                                view_str(e, "knob", ""), view_i64(e, "original", 0), view_i64(e, "written", 0));
+                }
+                if (view_has(d, "restore_journal_error"))
+                        fprintf(f, "  the restore journal in %s is refused: %s\n", view_str(d, "state_dir", ""),
+                                view_str(d, "restore_journal_error", ""));
+                return;
+        }
+        fprintf(f, "pcptuned: running (pid %" PRId64 "), state in %s\n", view_i64(d, "pid", 0), view_str(d, "state_dir", ""));
+        if (has_knob && view_bool(d, "knob.managed"))
+                fprintf(f, "  manages %s: original %" PRId64 ", written %" PRId64 "\n", view_str(d, "knob.name", ""),
+                        view_i64(d, "knob.original", 0), view_i64(d, "knob.written", 0));
+        else if (has_knob && view_bool(d, "knob.admin_override"))
+                fprintf(f, "  %s: changed by an administrator, not managed\n", view_str(d, "knob.name", ""));
+        else
+                fprintf(f, "  manages nothing at the moment\n");
+        for (size_t i = 0; i < view_len(d, "rules"); i++) {
+                json_object *rr = view_idx(d, "rules", i);
+                if (!view_has(rr, "policy") || !view_has(rr, "rule") || !view_has(rr, "state"))
+                        continue;
+                fprintf(f, "  rule %s/%s: %s\n", view_str(rr, "policy", ""), view_str(rr, "rule", ""),
+                        view_str(rr, "state", ""));
+                /* Why, as the daemon evaluated it (its `for` histories and cooldowns). */
+                if (view_str(rr, "why", NULL))
+                        print_wrapped(f, "    why: ", 9, view_str(rr, "why", ""));
+        }
+        if (view_has(d, "status.last_sample_cpu_usec"))
+                fprintf(f, "  last sample: %" PRId64 " us CPU\n", view_i64(d, "status.last_sample_cpu_usec", 0));
+}
+
+/* `pcptunectl status`: the model, then --json prints it or the text renders it. */
 static int cmd_status(const CtlOptions *o) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
         _cleanup_(policy_set_freep) PolicySet *set = NULL;
         _cleanup_(diagnostics_done) Diagnostics diag = { 0 };
         _cleanup_(eval_state_freep) EvalState *st = eval_state_new();
         _cleanup_(plan_done) Plan plan = { 0 };
-        json_object *dstatus = NULL, *knob_o = NULL;
+        json_object *dstatus = NULL, *out, *v;
         MetricValues mv;
         Knob knob = { 0 };
-        bool have_knob = false;
         int pid, r;
 
         SnapshotError serr = { 0 };
@@ -207,14 +339,9 @@ static int cmd_status(const CtlOptions *o) {
         pid = daemon_pid(o);
         if (pid > 0)
                 dstatus = read_daemon_status(o->state_dir);
-        const char *policy_dir = o->policy_dir;
-        json_object *d_o, *src_o;
-        if (!policy_dir && dstatus && json_object_object_get_ex(dstatus, "daemon", &d_o) &&
-            json_object_object_get_ex(d_o, "policy_source", &src_o)) {
-                const char *src = json_object_get_string(src_o);
-                if (src && src[0] == '/')
-                        policy_dir = src;
-        }
+        const char *policy_dir = o->policy_dir, *src = view_str(dstatus, "daemon.policy_source", NULL);
+        if (!policy_dir && src && src[0] == '/')
+                policy_dir = src;
         r = policy_set_load_default(policy_dir, !o->no_owner_check, &set, &diag);
         for (size_t i = 0; i < diag.n_errors; i++)
                 log_error("%s", diag.errors[i]);
@@ -224,39 +351,11 @@ static int cmd_status(const CtlOptions *o) {
                 eval_state_set_ns_per_page(st, calibration_p99_ns_per_page(&cal));
         if (r >= 0 && st)
                 (void) policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &plan);
-
-        if (dstatus && json_object_object_get_ex(dstatus, "knob", &knob_o) && s->has_knob) {
-                json_object *v;
-                knob.desc = s->knob.desc;
-                if (json_object_object_get_ex(knob_o, "managed", &v))
-                        knob.managed = json_object_get_boolean(v);
-                if (json_object_object_get_ex(knob_o, "original", &v))
-                        knob.original = json_object_get_int64(v);
-                if (json_object_object_get_ex(knob_o, "written", &v))
-                        knob.written = json_object_get_int64(v);
-                if (json_object_object_get_ex(knob_o, "admin_override", &v))
-                        knob.admin_override = json_object_get_boolean(v);
-                knob.admin_value = s->knob.value;
-                /* The daemon's last change of the knob, read back like any input. */
-                json_object *lc, *lt;
-                if (json_object_object_get_ex(knob_o, "last_change", &lc) && json_object_is_type(lc, json_type_string) &&
-                    json_object_object_get_ex(knob_o, "last_change_usec", &lt) && json_object_is_type(lt, json_type_int) &&
-                    json_object_get_int64(lt) > 0) {
-                        snprintf(knob.last_change, sizeof knob.last_change, "%s", json_object_get_string(lc));
-                        knob.last_change_usec = (usec_t) json_object_get_int64(lt);
-                }
-                have_knob = true;
-        }
+        bool have_knob = status_daemon_knob(dstatus, s, &knob);
 
         KernelFeatures feat;
         kernel_features_probe(o->root, s, &feat);
-        json_object *contrib_o, *ff;
-        if (dstatus && json_object_object_get_ex(dstatus, "contrib", &contrib_o) &&
-            json_object_object_get_ex(contrib_o, "fraction_floor", &ff)) {
-                /* Only the daemon knows, from having written -1. */
-                const char *v = json_object_get_string(ff);
-                feat.fraction_floor = streq(v, "yes") ? FEATURE_PRESENT : streq(v, "no") ? FEATURE_ABSENT : FEATURE_UNKNOWN;
-        }
+        status_daemon_features(dstatus, &feat);
         /* Bulk-free holds: only the daemon traces them; its status file is read back like any input. */
         BulkFreeView bulk = { .why = pid > 0 ? "pcptuned's status has no valid bulk_free" : "pcptuned is not running" };
         char bulk_why[256];
@@ -271,96 +370,34 @@ static int cmd_status(const CtlOptions *o) {
         snapshot_memcg_cost(s, memcg_cost_measurement_load(o->state_dir, &measured) >= 0 ? &measured : NULL, 0, &cost);
         percpu_stats_view_read(o->root, streq(o->root, "/"), s->has_memcg ? s->memcg.live + s->memcg.dying : 0,
                                s->topo.possible_cpus ?: s->topo.online_cpus, s->topo.page_size, &pstats);
-        /* reclaim-dying: the daemon's refault record, and what its write told of memory.reclaim. */
-        json_object *reclaim_o = NULL, *ra, *ans;
-        if (dstatus && json_object_object_get_ex(dstatus, "reclaim", &reclaim_o)) {
-                json_object_get(reclaim_o);
-                if (json_object_object_get_ex(reclaim_o, "memory_reclaim_args", &ra) &&
-                    json_object_object_get_ex(ra, "accepts", &ans) && json_object_get_string(ans)) {
-                        const char *v = json_object_get_string(ans);
-                        if (streq(v, "swappiness") || streq(v, "bytes"))
-                                feat.reclaim_swappiness = streq(v, "swappiness") ? FEATURE_PRESENT : FEATURE_ABSENT;
-                }
-        }
         KernelProbes probes;
         kernel_probes_run(&(ProbeInput){ .root = o->root, .snap = s, .kernel = s->topo.kernel, .features = &feat },
                           &probes);
         ReportInput in = { .snap = s, .mv = &mv, .set = set, .plan = r >= 0 ? &plan : NULL,
                            .knob = have_knob ? &knob : NULL, .features = &feat, .probes = &probes,
                            .memcg_cost = &cost, .pstats = &pstats, .dry_run = true, .bulk_free = &bulk };
-        if (o->json) {
-                json_object *out = report_to_json(&in), *d = json_object_new_object();
-                json_object_object_add(d, "running", json_object_new_boolean(pid > 0));
-                if (pid > 0)
-                        json_object_object_add(d, "pid", json_object_new_int(pid));
-                if (dstatus) {
-                        json_object *v;
-                        if (json_object_object_get_ex(dstatus, "daemon", &v))
-                                json_object_object_add(d, "status", json_object_get(v));
-                        if (json_object_object_get_ex(dstatus, "rules", &v))
-                                json_object_object_add(d, "rules", json_object_get(v));
-                        if (json_object_object_get_ex(dstatus, "knob", &v))
-                                json_object_object_add(d, "knob", json_object_get(v));
-                }
-                json_object_object_add(out, "daemon", d);
-                if (reclaim_o)
-                        json_object_object_add(out, "reclaim", json_object_get(reclaim_o));
+        out = report_to_json(&in);
+        if (!out) {
+                json_object_put(dstatus);
+                return log_oom(), 1;
+        }
+        json_object_object_add(out, "daemon", status_daemon_json(o, pid, dstatus));
+        /* reclaim-dying: the daemon's refault record. */
+        if (dstatus && json_object_object_get_ex(dstatus, "reclaim", &v))
+                json_object_object_add(out, "reclaim", json_object_get(v));
+        json_object_put(dstatus);
+        if (o->json)
                 printf("%s\n", json_format(out, true));
-                json_object_put(out);
-        } else {
-                if (pid > 0) {
-                        printf("pcptuned: running (pid %d), state in %s\n", pid, o->state_dir);
-                        if (have_knob && knob.managed)
-                                printf("  manages %s: original %" PRId64 ", written %" PRId64 "\n", knob.desc->name,
-                                       knob.original, knob.written);
-                        else if (have_knob && knob.admin_override)
-                                printf("  %s: changed by an administrator, not managed\n", knob.desc->name);
-                        else
-                                printf("  manages nothing at the moment\n");
-                        json_object *rules, *d;
-                        if (dstatus && json_object_object_get_ex(dstatus, "rules", &rules))
-                                for (size_t i = 0; i < json_object_array_length(rules); i++) {
-                                        json_object *rr = json_object_array_get_idx(rules, i), *a, *b, *c, *w;
-                                        if (!json_object_object_get_ex(rr, "policy", &a) ||
-                                            !json_object_object_get_ex(rr, "rule", &b) ||
-                                            !json_object_object_get_ex(rr, "state", &c))
-                                                continue;
-                                        printf("  rule %s/%s: %s\n", json_object_get_string(a),
-                                               json_object_get_string(b), json_object_get_string(c));
-                                        /* Why, as the daemon evaluated it (its `for` histories and cooldowns). */
-                                        if (json_object_object_get_ex(rr, "why", &w) &&
-                                            json_object_is_type(w, json_type_string))
-                                                print_wrapped(stdout, "    why: ", 9, json_object_get_string(w));
-                                }
-                        if (dstatus && json_object_object_get_ex(dstatus, "daemon", &d)) {
-                                json_object *v;
-                                if (json_object_object_get_ex(d, "last_sample_cpu_usec", &v))
-                                        printf("  last sample: %" PRId64 " us CPU\n", json_object_get_int64(v));
-                        }
-                } else {
-                        _cleanup_(journal_freep) Journal *j = NULL;
-                        printf("pcptuned: not running (state directory %s)\n", o->state_dir);
-                        char err[512];
-                        int q = journal_load(o->state_dir, &j, err, sizeof err);
-                        if (q >= 0)
-                                for (size_t i = 0; i < j->n_entries; i++)
-                                        printf("  a restore journal from a run that did not stop cleanly holds %s: "
-                                               "original %" PRId64 ", written %" PRId64 "\n"
-                                               "  (the next start restores it; `pcptunectl restore` does it now)\n",
-                                               j->entries[i].knob->name, j->entries[i].original, j->entries[i].written);
-                        else if (q != -ENOENT)
-                                printf("  the restore journal in %s is refused: %s\n", o->state_dir,
-                                       *err ? err : errno_str(q));
-                }
+        else {
+                status_print_daemon(stdout, view_get(out, "daemon"), view_has(out, "knob"));
                 printf("\n");
-                report_print(stdout, &in);
-                reclaim_watch_print_json(stdout, reclaim_o);
+                report_print_model(stdout, out);
+                reclaim_watch_print_json(stdout, view_get(out, "reclaim"));
                 if (pid > 0)
                         printf("(the rule states under policies are a fresh evaluation: `for` durations start now "
                                "and no cooldown runs; the daemon's are listed at the top)\n");
         }
-        json_object_put(reclaim_o);
-        json_object_put(dstatus);
+        json_object_put(out);
         return r < 0 ? 1 : 0;
 }
 

@@ -341,15 +341,20 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
                         percpu_basis_to_string(mc.basis), h->possible_cpus);
                 print_wrapped(f, "    basis: ", 11, mc.how);
                 if (h->snap && snapshot_percpu_split(h->snap, &mc, h->has_pstats ? &h->pstats : NULL, &sp) >= 0) {
-                        percpu_split_print(f, "  ", &sp, false);
+                        json_object *spj = percpu_split_to_json(&sp);
+                        percpu_split_print(f, "  ", spj, false);
+                        json_object_put(spj);
                         fprintf(f, "  memcgs (%s): %" PRIu64 " live, %" PRIu64 " dying\n",
                                 cgroup_mode_to_string(h->snap->memcg.mode), h->snap->memcg.live, h->snap->memcg.dying);
                 } else if (h->snap && h->snap->meminfo.has_percpu)
                         fprintf(f, "  Percpu now %s\n", format_bytes(b1, sizeof b1, h->snap->meminfo.percpu_kib * 1024));
                 else if (h->snap)
                         fprintf(f, "  Percpu: unavailable (kernel < 4.7)\n");
-                if (h->has_pstats)
-                        percpu_stats_view_print(f, "  ", &h->pstats);
+                if (h->has_pstats) {
+                        json_object *pj = percpu_stats_view_to_json(&h->pstats);
+                        percpu_stats_view_print(f, "  ", pj);
+                        json_object_put(pj);
+                }
                 if (o && o->containers > 0) {
                         uint64_t n = o->containers * MAX(o->memcgs_per_container, (uint64_t) 1);
                         fprintf(f, "  %" PRIu64 " containers x %" PRIu64 " memcg%s = %" PRIu64 " memcgs: %s%s%s\n",

@@ -3,6 +3,7 @@
 #include <stdarg.h>
 
 #include "probe-kernel.h"
+#include "view.h"
 #include "source-percpu-sysfs.h"
 #include "source-sysctl.h"
 #include "util.h"
@@ -417,12 +418,19 @@ static void print_wrapped_text(FILE *f, const char *prefix, size_t cont, const c
 }
 
 void kernel_probes_print(FILE *f, const KernelProbes *p) {
+        json_object *a = kernel_probes_to_json(p);
+        kernel_probes_print_json(f, a);
+        json_object_put(a);
+}
+
+void kernel_probes_print_json(FILE *f, json_object *a) {
         fprintf(f, "kernel probes\n");
-        for (size_t i = 0; i < p->n; i++) {
-                const ProbeResult *r = &p->rows[i];
+        for (size_t i = 0; i < view_len(a, NULL); i++) {
+                json_object *r = view_idx(a, NULL, i);
+                const char *effect = view_str(r, "effect", "");
                 char prefix[96], text[2 * PROBE_TEXT_MAX + 8];
-                snprintf(prefix, sizeof prefix, "  %s: %s - ", r->label, probe_answer_to_string(r->answer));
-                snprintf(text, sizeof text, "%s.%s%s", r->evidence, r->effect[0] ? " pcptune: " : "", r->effect);
+                snprintf(prefix, sizeof prefix, "  %s: %s - ", view_str(r, "label", ""), view_str(r, "answer", ""));
+                snprintf(text, sizeof text, "%s.%s%s", view_str(r, "evidence", ""), effect[0] ? " pcptune: " : "", effect);
                 print_wrapped_text(f, prefix, 6, text);
         }
 }

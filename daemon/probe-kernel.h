@@ -94,6 +94,8 @@ const ProbeResult *kernel_probes_find(const KernelProbes *p, const char *label);
 
 /* One wrapped paragraph per row ("  label: answer - evidence; effect"), under 100 columns. */
 void kernel_probes_print(FILE *f, const KernelProbes *p);
+/* The same, rendered from kernel_probes_to_json()'s array (a view's model holds it). */
+void kernel_probes_print_json(FILE *f, json_object *a);
 
 /* [{"label", "answer", "evidence", "effect"}...]; NULL on ENOMEM. */
 json_object *kernel_probes_to_json(const KernelProbes *p);

@@ -4,6 +4,7 @@
 
 #include "log.h"
 #include "report.h"
+#include "view.h"
 
 typedef struct Range {
         int64_t lo, hi;
@@ -84,26 +85,28 @@ static int64_t zone_pcp_max_bytes(const Snapshot *s, const PcpZone *z, int fract
 }
 
 
-void percpu_split_print(FILE *f, const char *indent, const PercpuSplit *s, bool with_cost) {
+
+void percpu_split_print(FILE *f, const char *indent, json_object *s, bool with_cost) {
         char t[32], l[32], d[32], o[32], fr[32], line[320], prefix[32];
         int n;
 
         fprintf(f, "%spercpu: %s = live memcgs %s + dying memcgs %s + other %s", indent,
-                format_bytes(t, sizeof t, s->total_bytes), format_bytes(l, sizeof l, s->live_memcgs_bytes),
-                format_bytes(d, sizeof d, s->dying_memcgs_bytes), format_bytes(o, sizeof o, s->other_bytes));
-        if (s->has_fragmentation)
-                fprintf(f, " (fragmentation %s)", format_bytes(fr, sizeof fr, s->fragmentation_bytes));
+                view_bytes(s, "total_bytes", t, sizeof t, "0 B"), view_bytes(s, "live_memcgs_bytes", l, sizeof l, "0 B"),
+                view_bytes(s, "dying_memcgs_bytes", d, sizeof d, "0 B"), view_bytes(s, "other_bytes", o, sizeof o, "0 B"));
+        if (view_has(s, "fragmentation_bytes"))
+                fprintf(f, " (fragmentation %s)", view_bytes(s, "fragmentation_bytes", fr, sizeof fr, ""));
         fputc('\n', f);
         n = snprintf(line, sizeof line, "total measured (meminfo); memcgs %s, %.0f B each%s; other estimated (the rest)",
-                     percpu_basis_to_string(s->cost.basis), s->cost.bytes,
-                     s->scaled ? ", scaled down to fit the total" : "");
-        if (s->has_fragmentation && n > 0 && (size_t) n < sizeof line)
-                snprintf(line + n, sizeof line - (size_t) n, "; fragmentation measured (%s)", s->fragmentation_source);
+                     view_str(s, "basis.live_memcgs", ""), view_double(s, "basis.memcg_cost_bytes", 0),
+                     view_bool(s, "basis.scaled") ? ", scaled down to fit the total" : "");
+        if (view_has(s, "fragmentation_bytes") && n > 0 && (size_t) n < sizeof line)
+                snprintf(line + n, sizeof line - (size_t) n, "; fragmentation measured (%s)",
+                         view_str(s, "basis.fragmentation_source", ""));
         snprintf(prefix, sizeof prefix, "%s  basis: ", indent);
         print_wrapped(f, prefix, strlen(prefix), line);
         if (with_cost) {
                 snprintf(prefix, sizeof prefix, "%s  memcg cost: ", indent);
-                print_wrapped(f, prefix, strlen(prefix), s->cost.how);
+                print_wrapped(f, prefix, strlen(prefix), view_str(s, "basis.memcg_cost", ""));
         }
 }
 
@@ -136,35 +139,37 @@ json_object *percpu_split_to_json(const PercpuSplit *s) {
         return o;
 }
 
-void percpu_stats_view_print(FILE *f, const char *indent, const PercpuStatsView *v) {
+void percpu_stats_view_print(FILE *f, const char *indent, json_object *v) {
+        const char *state = view_str(v, "state", "unavailable");
         char fb[32], prefix[32];
 
-        if (v->skipped) {
-                fprintf(f, "%spercpu_stats: not read: more than %d memcgs make it hold IRQs off too long\n", indent,
-                        PERCPU_STATS_CHEAP_MEMCGS);
+        if (streq(state, "skipped")) {
+                fprintf(f, "%spercpu_stats: not read: more than %" PRId64 " memcgs make it hold IRQs off too long\n",
+                        indent, view_i64(v, "memcg_limit", PERCPU_STATS_CHEAP_MEMCGS));
                 return;
         }
-        if (v->error == -ENOENT) {
-                fprintf(f, "%spercpu_stats: unavailable: debugfs not mounted or no CONFIG_PERCPU_STATS\n", indent);
+        if (streq(state, "unavailable")) {
+                const char *e = view_str(v, "error", "");
+                if (streq(e, errno_str(-ENOENT)))
+                        fprintf(f, "%spercpu_stats: unavailable: debugfs not mounted or no CONFIG_PERCPU_STATS\n", indent);
+                else
+                        fprintf(f, "%spercpu_stats: unavailable (%s)\n", indent, e);
                 return;
         }
-        if (v->error < 0) {
-                fprintf(f, "%spercpu_stats: unavailable (%s)\n", indent, errno_str(v->error));
-                return;
-        }
-        if (!v->consistent) {
+        if (streq(state, "inconsistent")) {
                 snprintf(prefix, sizeof prefix, "%spercpu_stats: ", indent);
                 fprintf(f, "%sinconsistent dump, not used:\n", prefix);
                 snprintf(prefix, sizeof prefix, "%s  ", indent);
-                print_wrapped(f, prefix, strlen(prefix), v->inconsistency);
+                print_wrapped(f, prefix, strlen(prefix), view_str(v, "inconsistency", ""));
                 return;
         }
         fprintf(f, "%spercpu_stats: %" PRId64 " chunks (%" PRId64 " empty), %" PRId64 " empty populated pages, %s free "
                    "per unit\n",
-                indent, v->sum.chunks, v->sum.empty_chunks, v->sum.empty_pop_pages,
-                format_bytes(fb, sizeof fb, (uint64_t) MAX(v->sum.free_bytes, (int64_t) 0)));
-        if (v->live)
-                fprintf(f, "%s  read in %" PRIu64 " us, pcpu_lock held with IRQs off\n", indent, v->read_usec);
+                indent, view_i64(v, "chunks", 0), view_i64(v, "empty_chunks", 0), view_i64(v, "empty_pop_pages", 0),
+                view_bytes(v, "free_bytes_per_unit", fb, sizeof fb, "0 B"));
+        if (view_has(v, "read_usec"))
+                fprintf(f, "%s  read in %" PRId64 " us, pcpu_lock held with IRQs off\n", indent,
+                        view_i64(v, "read_usec", 0));
         else
                 fprintf(f, "%s  as read when the snapshot was taken\n", indent);
 }
@@ -274,24 +279,6 @@ static const char *decision_reason(const ReportInput *in, char *buf, size_t size
                          d->rule->name, gbuf, d->solve_error == -ERANGE ? ", below the floor: minimum used" : "");
         return buf;
 }
-
-static void print_decision(FILE *f, const ReportInput *in) {
-        const PcpDecision *d = in->plan ? &in->plan->pcp_high : NULL;
-        char buf[512];
-        fprintf(f, "decision: %s\n", decision_reason(in, buf, sizeof buf));
-        if (d && d->wanted && d->goal.kind == PCP_GOAL_BULK_FREE_P99 && d->ns_per_page > 0 &&
-            (d->solve_error >= 0 || d->solve_error == -ERANGE))
-                fprintf(f, "  why: predicted p99 bulk-free hold %.0f us (%" PRIu64 " pages x %.1f ns per page) %s the "
-                           "target %.0f us; the default would move %" PRIu64 " pages (%.0f us)%s\n",
-                        d->predicted_ns / 1000.0, d->pages, d->ns_per_page,
-                        d->predicted_ns <= (double) d->goal.value ? "meets" : "misses", (double) d->goal.value / 1000.0,
-                        d->default_pages, d->ns_per_page * (double) d->default_pages / 1000.0,
-                        d->fraction == 0 ? ": the default meets it"
-                        : d->solve_error == -ERANGE ? ": no fraction meets it, the minimum is the closest"
-                                                    : ": the largest lists that meet it");
-}
-
-/* What a rule does, for one report column: "pcp.high 8x batch, action reclaim-dying". */
 static void rule_describe(const Rule *r, char *buf, size_t size) {
         char g[64];
         size_t l = 0;
@@ -308,197 +295,6 @@ static void rule_describe(const Rule *r, char *buf, size_t size) {
                 snprintf(buf + l, size - l, "%srepair pagesets", l ? ", " : "");
 }
 
-static void print_bulk_free(FILE *f, const BulkFreeView *v) {
-        if (!v || !v->available) {
-                fprintf(f, "pcp bulk frees: unavailable (%s)\n",
-                        v ? strna(v->why) : "measured by the running pcptuned only");
-                return;
-        }
-        fprintf(f, "pcp bulk frees (last %.0f s): %" PRIu64 " measured, hold p99 %.0f us (max %.0f us), "
-                   "pages p99 %" PRIu64 " (max %" PRIu64 ")\n",
-                (double) v->window_usec / 1e6, v->sum.samples, v->sum.p99_seconds * 1e6, v->sum.max_seconds * 1e6,
-                v->sum.pages_p99, v->sum.pages_max);
-        fprintf(f, "  traced %.1f s in %" PRIu64 " windows, %" PRIu64 " events lost, reading cost %.1f ms of CPU\n",
-                (double) v->c.traced_usec / 1e6, v->c.windows, v->c.lost, (double) v->c.cost_usec / 1e3);
-}
-
-void report_print(FILE *f, const ReportInput *in) {
-        const Snapshot *s = in->snap;
-        const Meminfo *mi = &s->meminfo;
-        char b1[32], b2[32], b3[32], b4[32], b5[32];
-        int64_t target;
-
-        fprintf(f, "kernel %s (pcp regime %s), %u CPUs online", s->topo.kernel_release,
-                pcp_regime_to_string(s->regime), s->topo.online_cpus);
-        if (s->topo.possible_cpus)
-                fprintf(f, " (%u possible)", s->topo.possible_cpus);
-        fprintf(f, ", %u node%s, %u KiB pages\n", snapshot_count_nodes(s), snapshot_count_nodes(s) == 1 ? "" : "s",
-                s->topo.page_size / 1024);
-
-        fprintf(f, "memory: total %s, free %s, available %s, slab %s, percpu %s\n",
-                format_bytes(b1, sizeof b1, mi->mem_total_kib * 1024),
-                format_bytes(b2, sizeof b2, mi->mem_free_kib * 1024),
-                mi->has_mem_available ? format_bytes(b3, sizeof b3, mi->mem_available_kib * 1024) : "n/a",
-                mi->has_slab ? format_bytes(b4, sizeof b4, mi->slab_kib * 1024) : "n/a",
-                mi->has_percpu ? format_bytes(b5, sizeof b5, mi->percpu_kib * 1024) : "unavailable (kernel < 4.7)");
-
-        if (s->has_memcg && s->memcg.mode != CGROUP_MEMORY_NONE)
-                fprintf(f, "memcg: %s at %s: %" PRIu64 " live, %" PRIu64 " dying\n",
-                        cgroup_mode_to_string(s->memcg.mode), strna(s->memcg.mount), s->memcg.live, s->memcg.dying);
-        else
-                fprintf(f, "memcg: no memory controller found\n");
-        MemcgIdUsage ids;
-        if (snapshot_memcg_ids(s, &ids) >= 0) {
-                if (ids.exact)
-                        fprintf(f, "memcg IDs: %" PRIu64 " of %" PRIu64 " used (%s)\n", ids.used, ids.limit,
-                                kernel_version_cmp(&s->topo.kernel, &KV(4, 8)) < 0
-                                        ? "live and dying memcgs: before 4.8 dying ones keep their IDs"
-                                        : "live memcgs; no swap in use, so dying memcgs hold none");
-                else
-                        fprintf(f, "memcg IDs: %" PRIu64 "-%" PRIu64 " of %" PRIu64 " used (live memcgs, and dying ones "
-                                   "whose swapped-out pages keep their IDs)\n",
-                                ids.used, ids.used_max, ids.limit);
-                if (ids.warn)
-                        fprintf(f, "warning: memcg IDs %s%d%% used: creating a memory cgroup fails (ENOSPC on 6.1, "
-                                   "EBUSY on 6.12) when none is left\n",
-                                ids.exact ? "" : "up to ", (int) (ids.used_max * 100 / ids.limit));
-        }
-        PercpuSplit sp;
-        if (report_split(in, &sp))
-                percpu_split_print(f, "", &sp, true);
-        if (in->pstats)
-                percpu_stats_view_print(f, "", in->pstats);
-
-        if (s->has_psi)
-                fprintf(f, "psi memory: some avg10 %.2f%% avg60 %.2f%%, full avg10 %.2f%% avg60 %.2f%%\n",
-                        s->psi.some.avg10, s->psi.some.avg60, s->psi.full.avg10, s->psi.full.avg60);
-        else
-                fprintf(f, "psi memory: unavailable\n");
-
-        print_bulk_free(f, in->bulk_free);
-
-        if (s->has_knob) {
-                fprintf(f, "%s = %" PRId64 " (%s", s->knob.name, s->knob.value, report_knob_state(in));
-                if (in->knob && in->knob->managed)
-                        fprintf(f, " by pcptuned, original %" PRId64, in->knob->original);
-                fprintf(f, ")\n");
-                if (in->knob && in->knob->last_change_usec) {
-                        char ts[32], line[480];
-                        snprintf(line, sizeof line, "%s at %s", in->knob->last_change,
-                                 format_timestamp_utc(ts, sizeof ts, in->knob->last_change_usec));
-                        print_wrapped(f, "  last change: ", 15, line);
-                }
-        } else
-                fprintf(f, "pcp sysctl: none on this kernel\n");
-        if (in->probes)
-                kernel_probes_print(f, in->probes);
-        if (in->features) {
-                if (s->has_percpu_sysfs) {
-                        char b[32];
-                        fprintf(f, "percpu: %" PRIu64 " chunks, %" PRIu64 " populated pages per unit, %" PRIu64
-                                   " empty (%s), %" PRIu64 " kept for atomic allocations\n",
-                                s->percpu_sysfs.nr_chunks, s->percpu_sysfs.nr_populated_pages,
-                                s->percpu_sysfs.nr_empty_pop_pages,
-                                format_bytes(b, sizeof b,
-                                             s->percpu_sysfs.nr_empty_pop_pages * s->percpu_sysfs.nr_units *
-                                                     s->topo.page_size),
-                                s->percpu_sysfs.empty_pop_pages_high);
-                }
-        }
-
-        /* Per zone: batch, high limits, current high and count (pages), memory on pcp lists now. */
-        bool any_modelled = false, any_above = false;
-        fprintf(f, "\n%-4s %-8s %10s %8s %4s %5s %9s %9s %11s %8s %10s\n", "node", "zone", "managed", "low", "cpus",
-                "batch", "high_min", "high_max", "high now", "count", "on pcp");
-        for (size_t i = 0; i < s->zoneinfo.n_zones; i++) {
-                const Zone *z = &s->zoneinfo.zones[i];
-                const PcpZone *pz = find_pcp_zone(s, z);
-                char r1[24], r2[24], r3[24], r4[24];
-                ZoneView v;
-
-                if (!z->populated || !pz)
-                        continue;
-                zone_view(in, z, pz, &v);
-                any_modelled |= v.modelled;
-                any_above |= v.high.hi > v.high_max.hi && (s->zoneinfo.has_high_min_max || v.modelled);
-                fprintf(f, "%-4d %-8s %10" PRIu64 " %8" PRIu64 " %4u %5s %8s%s %8s%s %11s %8" PRIu64 " %10s\n",
-                        z->node, z->name, z->managed_pages, z->low_pages, pz->in.node_cpus,
-                        range_fmt(r1, sizeof r1, v.batch), range_fmt(r2, sizeof r2, v.high_min), v.modelled ? "*" : " ",
-                        range_fmt(r3, sizeof r3, v.high_max), v.modelled ? "*" : " ", range_fmt(r4, sizeof r4, v.high),
-                        v.count, format_bytes(b1, sizeof b1, v.count * s->topo.page_size));
-        }
-        fprintf(f, "(pages; batch, high_min, high_max and high now: range over the node's CPUs; count: sum over them)\n");
-        if (any_modelled)
-                fprintf(f, "(*) computed: kernels 6.7-6.12 print only the dynamic high, not high_min/high_max\n");
-        if (any_above)
-                fprintf(f, "(!) a CPU's current high is above high_max: it is clamped at its next use of the zone "
-                           "and decays by 1/8 per second while idle\n");
-        if (s->has_knob && s->knob.writable)
-                fprintf(f, "pcp lists: %s held now; at most %s at fraction %" PRId64
-                           " (high_max x every online CPU's pageset, every zone)\n",
-                        format_bytes(b1, sizeof b1, s->pcp_held_pages * s->topo.page_size),
-                        format_bytes(b2, sizeof b2, pcp_max_bytes(s, (int) s->knob.value)), s->knob.value);
-        else
-                fprintf(f, "pcp lists: %s held now\n", format_bytes(b1, sizeof b1, s->pcp_held_pages * s->topo.page_size));
-
-        /* Policies and rules. */
-        if (in->set) {
-                fprintf(f, "\npolicies (%s: %zu)%s\n", strna(in->set->source), in->set->n_policies,
-                        in->set->n_policies == 0 ? ": none loaded, nothing will be changed" : "");
-                size_t k = 0;
-                for (size_t i = 0; i < in->set->n_policies; i++) {
-                        const Policy *p = in->set->policies[i];
-                        char why[128];
-                        fprintf(f, "  %s (priority %d, %s)\n", p->name, p->priority, p->file);
-                        if (host_match_explain(&p->host, in->mv, why, sizeof why))
-                                fprintf(f, "    host does not match: %s\n", why);
-                        for (size_t j = 0; j < p->n_rules; j++) {
-                                const Rule *r = &p->rules[j];
-                                const RuleStatus *st = in->plan && k < in->plan->n_rules ? &in->plan->rules[k] : NULL;
-                                char what[160];
-                                k++;
-                                rule_describe(r, what, sizeof what);
-                                fprintf(f, "    %-22s %-20s %s\n", r->name,
-                                        st ? rule_verdict_to_string(st->verdict) : "", what);
-                                /* Why, from the evaluation (the policy's line above says it for a host). */
-                                if (st && st->verdict != RULE_HOST_MISMATCH) {
-                                        char explain[512];
-                                        print_wrapped(f, "      why: ", 11, rule_status_explain(st, in->mv, explain,
-                                                                                                sizeof explain));
-                                }
-                        }
-                }
-        }
-
-        fputc('\n', f);
-        print_decision(f, in);
-
-        if (decision_changes(in, &target)) {
-                fprintf(f, "\n%-4s %-8s %5s %9s %9s %12s %12s\n", "node", "zone", "batch", "high_min", "high_max",
-                        "pcp max now", "pcp max then");
-                for (size_t i = 0; i < s->n_pcp_zones; i++) {
-                        const PcpZone *z = &s->pcp_zones[i];
-                        PcpSetting now, then;
-                        if (pcp_model_zone(s->regime, &z->in, s->topo.page_size, (int) s->knob.value, &now) < 0 ||
-                            pcp_model_zone(s->regime, &z->in, s->topo.page_size, (int) target, &then) < 0)
-                                continue;
-                        fprintf(f, "%-4d %-8s %5d %9d %9d %12s %12s\n", z->node, z->name, then.batch, then.high_min,
-                                then.high_max,
-                                format_bytes(b1, sizeof b1, host_zone_pcp_max_bytes(&z->in, &now, s->topo.page_size)),
-                                format_bytes(b2, sizeof b2, host_zone_pcp_max_bytes(&z->in, &then, s->topo.page_size)));
-                }
-                fprintf(f, "pcp lists may hold at most %s -> %s\n",
-                        format_bytes(b1, sizeof b1, pcp_max_bytes(s, (int) s->knob.value)),
-                        format_bytes(b2, sizeof b2, pcp_max_bytes(s, (int) target)));
-        }
-}
-
-static json_object *json_range(Range r) {
-        json_object *o = json_object_new_object();
-        json_object_object_add(o, "min", json_object_new_int64(r.lo));
-        json_object_object_add(o, "max", json_object_new_int64(r.hi));
-        return o;
-}
 
 static json_object *bulk_free_to_json(const BulkFreeView *v) {
         json_object *b = json_object_new_object();
@@ -561,53 +357,39 @@ int report_bulk_free_from_json(json_object *o, BulkFreeView *ret, char *why_buf,
         return 0;
 }
 
-json_object *report_to_json(const ReportInput *in) {
-        const Snapshot *s = in->snap;
-        json_object *o = json_object_new_object(), *zones = json_object_new_array(), *mem = json_object_new_object();
-        json_object *memcg = json_object_new_object(), *pol = json_object_new_array(), *dec = json_object_new_object();
-        int64_t target;
+static json_object *json_range(Range r) {
+        json_object *o = json_object_new_object();
+        json_object_object_add(o, "min", json_object_new_int64(r.lo));
+        json_object_object_add(o, "max", json_object_new_int64(r.hi));
+        return o;
+}
 
-        if (!o || !zones || !mem || !memcg || !pol || !dec) {
-                json_object_put(o);
-                json_object_put(zones);
-                json_object_put(mem);
-                json_object_put(memcg);
-                json_object_put(pol);
-                json_object_put(dec);
-                return NULL;
-        }
-        char ts[32];
-        usec_t t = in->timestamp_usec ?: now_usec(CLOCK_REALTIME);
-        json_add_schema_version(o);
-        json_object_object_add(o, "timestamp", json_object_new_string(format_timestamp_utc(ts, sizeof ts, t)));
-        json_object_object_add(o, "timestamp_usec", json_object_new_int64((int64_t) t));
-        json_object_object_add(o, "kernel", json_object_new_string(s->topo.kernel_release));
-        json_object_object_add(o, "regime", json_object_new_string(pcp_regime_to_string(s->regime)));
-        json_object_object_add(o, "online_cpus", json_object_new_int((int) s->topo.online_cpus));
-        json_object_object_add(o, "possible_cpus", json_object_new_int((int) s->topo.possible_cpus));
-        json_object_object_add(o, "page_size", json_object_new_int((int) s->topo.page_size));
+static json_object *json_bytes_or_null(bool has, uint64_t kib) {
+        return has ? json_object_new_int64((int64_t) kib * 1024) : NULL;
+}
 
-        json_object_object_add(mem, "total_bytes", json_object_new_int64((int64_t) s->meminfo.mem_total_kib * 1024));
-        json_object_object_add(mem, "free_bytes", json_object_new_int64((int64_t) s->meminfo.mem_free_kib * 1024));
-        if (s->meminfo.has_mem_available)
-                json_object_object_add(mem, "available_bytes",
-                                       json_object_new_int64((int64_t) s->meminfo.mem_available_kib * 1024));
-        json_object_object_add(mem, "slab_bytes",
-                               s->meminfo.has_slab ? json_object_new_int64((int64_t) s->meminfo.slab_kib * 1024) : NULL);
-        json_object_object_add(mem, "percpu_bytes",
-                               s->meminfo.has_percpu ? json_object_new_int64((int64_t) s->meminfo.percpu_kib * 1024)
-                                                     : NULL);
-        json_object_object_add(o, "memory", mem);
+static json_object *report_json_memory(const Meminfo *mi) {
+        json_object *mem = json_object_new_object();
+        json_object_object_add(mem, "total_bytes", json_object_new_int64((int64_t) mi->mem_total_kib * 1024));
+        json_object_object_add(mem, "free_bytes", json_object_new_int64((int64_t) mi->mem_free_kib * 1024));
+        if (mi->has_mem_available)
+                json_object_object_add(mem, "available_bytes", json_bytes_or_null(true, mi->mem_available_kib));
+        json_object_object_add(mem, "slab_bytes", json_bytes_or_null(mi->has_slab, mi->slab_kib));
+        json_object_object_add(mem, "percpu_bytes", json_bytes_or_null(mi->has_percpu, mi->percpu_kib));
+        return mem;
+}
 
-        json_object_object_add(memcg, "mode", json_object_new_string(
-                                                      cgroup_mode_to_string(s->has_memcg ? s->memcg.mode
-                                                                                         : CGROUP_MEMORY_NONE)));
+static json_object *report_json_memcg(const Snapshot *s) {
+        json_object *memcg = json_object_new_object();
+        MemcgIdUsage ids;
+
+        json_object_object_add(memcg, "mode", json_object_new_string(cgroup_mode_to_string(
+                                                      s->has_memcg ? s->memcg.mode : CGROUP_MEMORY_NONE)));
         if (s->has_memcg && s->memcg.mode != CGROUP_MEMORY_NONE) {
-                json_object_object_add(memcg, "mount", json_object_new_string(s->memcg.mount));
+                json_object_object_add(memcg, "mount", json_object_new_string(strna(s->memcg.mount)));
                 json_object_object_add(memcg, "live", json_object_new_int64((int64_t) s->memcg.live));
                 json_object_object_add(memcg, "dying", json_object_new_int64((int64_t) s->memcg.dying));
         }
-        MemcgIdUsage ids;
         if (snapshot_memcg_ids(s, &ids) >= 0) {
                 json_object *id = json_object_new_object();
                 json_object_object_add(id, "used", json_object_new_int64((int64_t) ids.used));
@@ -617,149 +399,219 @@ json_object *report_to_json(const ReportInput *in) {
                 json_object_object_add(id, "warn", json_object_new_boolean(ids.warn));
                 json_object_object_add(memcg, "ids", id);
         }
-        json_object_object_add(o, "memcg", memcg);
-        PercpuSplit sp;
-        if (report_split(in, &sp))
-                json_object_object_add(o, "percpu", percpu_split_to_json(&sp));
-        if (in->pstats)
-                json_object_object_add(o, "percpu_stats", percpu_stats_view_to_json(in->pstats));
+        return memcg;
+}
 
-        if (s->has_psi) {
-                json_object *psi = json_object_new_object();
-                json_object_object_add(psi, "some_avg10", json_object_new_double(s->psi.some.avg10));
-                json_object_object_add(psi, "some_avg60", json_object_new_double(s->psi.some.avg60));
-                json_object_object_add(psi, "full_avg10", json_object_new_double(s->psi.full.avg10));
-                json_object_object_add(psi, "full_avg60", json_object_new_double(s->psi.full.avg60));
-                json_object_object_add(o, "psi_memory", psi);
-        }
+static json_object *report_json_psi(const Psi *p) {
+        json_object *psi = json_object_new_object();
+        json_object_object_add(psi, "some_avg10", json_object_new_double(p->some.avg10));
+        json_object_object_add(psi, "some_avg60", json_object_new_double(p->some.avg60));
+        json_object_object_add(psi, "full_avg10", json_object_new_double(p->full.avg10));
+        json_object_object_add(psi, "full_avg60", json_object_new_double(p->full.avg60));
+        return psi;
+}
 
-        if (s->has_knob) {
-                json_object *k = json_object_new_object();
-                json_object_object_add(k, "name", json_object_new_string(s->knob.name));
-                json_object_object_add(k, "value", json_object_new_int64(s->knob.value));
-                json_object_object_add(k, "writable", json_object_new_boolean(s->knob.writable));
-                if (in->knob) {
-                        json_object_object_add(k, "managed", json_object_new_boolean(in->knob->managed));
-                        if (in->knob->managed) {
-                                json_object_object_add(k, "original", json_object_new_int64(in->knob->original));
-                                json_object_object_add(k, "written", json_object_new_int64(in->knob->written));
-                        }
-                        json_object_object_add(k, "admin_override", json_object_new_boolean(in->knob->admin_override));
+static json_object *report_json_knob(const ReportInput *in) {
+        const Snapshot *s = in->snap;
+        const Knob *knob = in->knob;
+        json_object *k = json_object_new_object();
+
+        json_object_object_add(k, "name", json_object_new_string(s->knob.name));
+        json_object_object_add(k, "value", json_object_new_int64(s->knob.value));
+        json_object_object_add(k, "writable", json_object_new_boolean(s->knob.writable));
+        if (knob) {
+                json_object_object_add(k, "managed", json_object_new_boolean(knob->managed));
+                if (knob->managed) {
+                        json_object_object_add(k, "original", json_object_new_int64(knob->original));
+                        json_object_object_add(k, "written", json_object_new_int64(knob->written));
                 }
-                json_object_object_add(k, "state", json_object_new_string(report_knob_state(in)));
-                if (in->knob && in->knob->last_change_usec) {
-                        char lts[32];
-                        json_object_object_add(k, "last_change", json_object_new_string(in->knob->last_change));
-                        json_object_object_add(k, "last_change_time",
-                                               json_object_new_string(format_timestamp_utc(lts, sizeof lts,
-                                                                                           in->knob->last_change_usec)));
-                        json_object_object_add(k, "last_change_usec",
-                                               json_object_new_int64((int64_t) in->knob->last_change_usec));
-                } else {
-                        json_object_object_add(k, "last_change", NULL);
-                        json_object_object_add(k, "last_change_time", NULL);
-                }
-                json_object_object_add(o, "knob", k);
+                json_object_object_add(k, "admin_override", json_object_new_boolean(knob->admin_override));
         }
-
-        if (in->features) {
-                json_object *c = json_object_new_object();
-                json_object_object_add(c, "fraction_floor",
-                                       json_object_new_string(feature_state_to_string(in->features->fraction_floor)));
-                json_object_object_add(c, "pcp_batch_scale_max",
-                                       in->features->batch_scale_max
-                                               ? json_object_new_int64(in->features->batch_scale_max_value)
-                                               : NULL);
-                json_object_object_add(c, "percpu_sysfs", json_object_new_boolean(in->features->percpu_sysfs));
-                json_object_object_add(c, "percpu_depopulate", json_object_new_boolean(in->features->percpu_depopulate));
-                if (s->has_percpu_sysfs) {
-                        json_object_object_add(c, "percpu_chunks", json_object_new_int64((int64_t) s->percpu_sysfs.nr_chunks));
-                        json_object_object_add(c, "percpu_empty_pop_pages",
-                                               json_object_new_int64((int64_t) s->percpu_sysfs.nr_empty_pop_pages));
-                        json_object_object_add(c, "percpu_populated_pages",
-                                               json_object_new_int64((int64_t) s->percpu_sysfs.nr_populated_pages));
-                }
-                json_object_object_add(o, "contrib", c);
+        json_object_object_add(k, "state", json_object_new_string(report_knob_state(in)));
+        if (knob && knob->last_change_usec) {
+                char lts[32];
+                json_object_object_add(k, "last_change", json_object_new_string(knob->last_change));
+                json_object_object_add(k, "last_change_time", json_object_new_string(format_timestamp_utc(
+                                                                      lts, sizeof lts, knob->last_change_usec)));
+                json_object_object_add(k, "last_change_usec", json_object_new_int64((int64_t) knob->last_change_usec));
+        } else {
+                json_object_object_add(k, "last_change", NULL);
+                json_object_object_add(k, "last_change_time", NULL);
         }
-        if (in->probes)
-                json_object_object_add(o, "probes", kernel_probes_to_json(in->probes));
+        return k;
+}
 
-        for (size_t i = 0; i < s->zoneinfo.n_zones; i++) {
+static json_object *report_json_contrib(const ReportInput *in) {
+        const Snapshot *s = in->snap;
+        const KernelFeatures *ft = in->features;
+        json_object *c = json_object_new_object();
+
+        json_object_object_add(c, "fraction_floor", json_object_new_string(feature_state_to_string(ft->fraction_floor)));
+        json_object_object_add(c, "pcp_batch_scale_max",
+                               ft->batch_scale_max ? json_object_new_int64(ft->batch_scale_max_value) : NULL);
+        json_object_object_add(c, "percpu_sysfs", json_object_new_boolean(ft->percpu_sysfs));
+        json_object_object_add(c, "percpu_depopulate", json_object_new_boolean(ft->percpu_depopulate));
+        if (s->has_percpu_sysfs) {
+                const PercpuSysfs *p = &s->percpu_sysfs;
+                json_object_object_add(c, "percpu_chunks", json_object_new_int64((int64_t) p->nr_chunks));
+                json_object_object_add(c, "percpu_empty_pop_pages", json_object_new_int64((int64_t) p->nr_empty_pop_pages));
+                json_object_object_add(c, "percpu_populated_pages", json_object_new_int64((int64_t) p->nr_populated_pages));
+                json_object_object_add(c, "percpu_empty_pop_bytes",
+                                       json_object_new_int64((int64_t) (p->nr_empty_pop_pages * p->nr_units *
+                                                                        s->topo.page_size)));
+                json_object_object_add(c, "percpu_empty_pop_pages_high",
+                                       json_object_new_int64((int64_t) p->empty_pop_pages_high));
+        }
+        return c;
+}
+
+/* One populated zone: what the kernel shows, the modelled limits where it prints none, the most it may hold. */
+static json_object *report_json_zone(const ReportInput *in, const Zone *z, const PcpZone *pz) {
+        const Snapshot *s = in->snap;
+        json_object *zo = json_object_new_object();
+        ZoneView v;
+
+        zone_view(in, z, pz, &v);
+        json_object_object_add(zo, "node", json_object_new_int(z->node));
+        json_object_object_add(zo, "zone", json_object_new_string(z->name));
+        json_object_object_add(zo, "managed_pages", json_object_new_int64((int64_t) z->managed_pages));
+        json_object_object_add(zo, "low_pages", json_object_new_int64((int64_t) z->low_pages));
+        json_object_object_add(zo, "cpus", json_object_new_int((int) pz->in.node_cpus));
+        json_object_object_add(zo, "batch", json_range(v.batch));
+        json_object_object_add(zo, "high_min", json_range(v.high_min));
+        json_object_object_add(zo, "high_max", json_range(v.high_max));
+        json_object_object_add(zo, "high_limits_modelled", json_object_new_boolean(v.modelled));
+        json_object_object_add(zo, "high", json_range(v.high));
+        /* A CPU's current high above high_max (where high_max is known): clamped at its next use of the zone. */
+        json_object_object_add(zo, "high_above_high_max",
+                               json_object_new_boolean(v.high.hi > v.high_max.hi &&
+                                                       (s->zoneinfo.has_high_min_max || v.modelled)));
+        json_object_object_add(zo, "count_pages", json_object_new_int64((int64_t) v.count));
+        json_object_object_add(zo, "held_bytes", json_object_new_int64((int64_t) (v.count * s->topo.page_size)));
+        json_object_object_add(zo, "pagesets", json_object_new_int((int) host_zone_pageset_cpus(&pz->in)));
+        if (s->has_knob && zone_pcp_max_bytes(s, pz, (int) s->knob.value) >= 0)
+                json_object_object_add(zo, "pcp_max_bytes",
+                                       json_object_new_int64(zone_pcp_max_bytes(s, pz, (int) s->knob.value)));
+        return zo;
+}
+
+static json_object *report_json_zones(const ReportInput *in) {
+        const Snapshot *s = in->snap;
+        json_object *zones = json_object_new_array();
+
+        for (size_t i = 0; zones && i < s->zoneinfo.n_zones; i++) {
                 const Zone *z = &s->zoneinfo.zones[i];
                 const PcpZone *pz = find_pcp_zone(s, z);
-                json_object *zo;
-                ZoneView v;
+                if (z->populated && pz)
+                        json_object_array_add(zones, report_json_zone(in, z, pz));
+        }
+        return zones;
+}
 
-                if (!z->populated || !pz)
+/* The policy set as loaded: {"source", "loaded": [{"name", "priority", "file", "host_mismatch", "rules"}]}. */
+static json_object *report_json_policies(const ReportInput *in) {
+        json_object *o = json_object_new_object(), *a = json_object_new_array();
+
+        json_object_object_add(o, "source", json_object_new_string(strna(in->set->source)));
+        for (size_t i = 0; a && i < in->set->n_policies; i++) {
+                const Policy *p = in->set->policies[i];
+                json_object *e = json_object_new_object();
+                char why[128];
+                json_object_object_add(e, "name", json_object_new_string(p->name));
+                json_object_object_add(e, "priority", json_object_new_int(p->priority));
+                json_object_object_add(e, "file", json_object_new_string(p->file));
+                json_object_object_add(e, "host_mismatch", host_match_explain(&p->host, in->mv, why, sizeof why)
+                                                                   ? json_object_new_string(why)
+                                                                   : NULL);
+                json_object_object_add(e, "rules", json_object_new_int64((int64_t) p->n_rules));
+                json_object_array_add(a, e);
+        }
+        json_object_object_add(o, "loaded", a);
+        return o;
+}
+
+static json_object *report_json_term(const RuleTerm *rt) {
+        const MetricInfo *mi = metric_info(rt->metric);
+        json_object *to = json_object_new_object();
+
+        json_object_object_add(to, "metric", json_object_new_string(mi->name));
+        json_object_object_add(to, "unit", json_object_new_string(metric_unit_to_string(mi->unit)));
+        json_object_object_add(to, "value", rt->available ? json_object_new_double(rt->value) : NULL);
+        json_object_object_add(to, "op", json_object_new_string(cmp_op_to_string(rt->op)));
+        json_object_object_add(to, "threshold", json_object_new_double(rt->threshold));
+        json_object_object_add(to, "holds", json_object_new_boolean(rt->holds));
+        json_object_object_add(to, "for_seconds", rt->for_usec ? json_object_new_double((double) rt->for_usec / 1e6) : NULL);
+        json_object_object_add(to, "held_seconds",
+                               rt->for_usec ? json_object_new_double((double) rt->held_usec / 1e6) : NULL);
+        return to;
+}
+
+static json_object *report_json_rule(const ReportInput *in, const RuleStatus *st) {
+        json_object *r = json_object_new_object(), *terms = json_object_new_array();
+        char what[160], explain[512];
+
+        json_object_object_add(r, "policy", json_object_new_string(st->policy->name));
+        json_object_object_add(r, "rule", json_object_new_string(st->rule->name));
+        json_object_object_add(r, "file", json_object_new_string(st->policy->file));
+        json_object_object_add(r, "priority", json_object_new_int(st->policy->priority));
+        json_object_object_add(r, "state", json_object_new_string(rule_verdict_to_string(st->verdict)));
+        rule_describe(st->rule, what, sizeof what);
+        json_object_object_add(r, "goal", json_object_new_string(what));
+        json_object_object_add(r, "why", json_object_new_string(rule_status_explain(st, in->mv, explain, sizeof explain)));
+        json_object_object_add(r, "condition", st->condition ? json_object_new_string(st->condition) : NULL);
+        for (size_t ti = 0; terms && ti < st->n_terms; ti++)
+                json_object_array_add(terms, report_json_term(&st->terms[ti]));
+        json_object_object_add(r, "terms", terms);
+        json_object_object_add(r, "cooldown_left_seconds", json_object_new_double((double) st->cooldown_left_usec / 1e6));
+        json_object_object_add(r, "host_mismatch",
+                               st->verdict == RULE_HOST_MISMATCH ? json_object_new_string(st->host_why) : NULL);
+        return r;
+}
+
+/* The p99 bulk-free hold the decision predicts against its target (bulk_free_p99 goals with a calibration). */
+static json_object *report_json_prediction(const PcpDecision *d) {
+        json_object *pr = json_object_new_object();
+        json_object_object_add(pr, "target_seconds", json_object_new_double((double) d->goal.value / 1e9));
+        json_object_object_add(pr, "ns_per_page", json_object_new_double(d->ns_per_page));
+        json_object_object_add(pr, "pages", json_object_new_int64((int64_t) d->pages));
+        json_object_object_add(pr, "p99_seconds", json_object_new_double(d->predicted_ns / 1e9));
+        json_object_object_add(pr, "default_pages", json_object_new_int64((int64_t) d->default_pages));
+        json_object_object_add(pr, "default_p99_seconds",
+                               json_object_new_double(d->ns_per_page * (double) d->default_pages / 1e9));
+        return pr;
+}
+
+/* Per zone, what a change from the current fraction to target does: the setting then, the most held now and then. */
+static json_object *report_json_change_zones(const Snapshot *s, int64_t target) {
+        json_object *a = json_object_new_array();
+
+        for (size_t i = 0; a && i < s->n_pcp_zones; i++) {
+                const PcpZone *z = &s->pcp_zones[i];
+                PcpSetting now, then;
+                json_object *e;
+                if (pcp_model_zone(s->regime, &z->in, s->topo.page_size, (int) s->knob.value, &now) < 0 ||
+                    pcp_model_zone(s->regime, &z->in, s->topo.page_size, (int) target, &then) < 0)
                         continue;
-                zone_view(in, z, pz, &v);
-                zo = json_object_new_object();
-                json_object_object_add(zo, "node", json_object_new_int(z->node));
-                json_object_object_add(zo, "zone", json_object_new_string(z->name));
-                json_object_object_add(zo, "managed_pages", json_object_new_int64((int64_t) z->managed_pages));
-                json_object_object_add(zo, "low_pages", json_object_new_int64((int64_t) z->low_pages));
-                json_object_object_add(zo, "cpus", json_object_new_int((int) pz->in.node_cpus));
-                json_object_object_add(zo, "batch", json_range(v.batch));
-                json_object_object_add(zo, "high_min", json_range(v.high_min));
-                json_object_object_add(zo, "high_max", json_range(v.high_max));
-                json_object_object_add(zo, "high_limits_modelled", json_object_new_boolean(v.modelled));
-                json_object_object_add(zo, "high", json_range(v.high));
-                json_object_object_add(zo, "count_pages", json_object_new_int64((int64_t) v.count));
-                json_object_object_add(zo, "held_bytes", json_object_new_int64((int64_t) (v.count * s->topo.page_size)));
-                json_object_object_add(zo, "pagesets", json_object_new_int((int) host_zone_pageset_cpus(&pz->in)));
-                if (s->has_knob && zone_pcp_max_bytes(s, pz, (int) s->knob.value) >= 0)
-                        json_object_object_add(zo, "pcp_max_bytes",
-                                               json_object_new_int64(zone_pcp_max_bytes(s, pz, (int) s->knob.value)));
-                json_object_array_add(zones, zo);
+                e = json_object_new_object();
+                json_object_object_add(e, "node", json_object_new_int(z->node));
+                json_object_object_add(e, "zone", json_object_new_string(z->name));
+                json_object_object_add(e, "batch", json_object_new_int(then.batch));
+                json_object_object_add(e, "high_min", json_object_new_int(then.high_min));
+                json_object_object_add(e, "high_max", json_object_new_int(then.high_max));
+                json_object_object_add(e, "pcp_max_bytes_from", json_object_new_int64((int64_t) MIN(
+                                               host_zone_pcp_max_bytes(&z->in, &now, s->topo.page_size), (uint64_t) INT64_MAX)));
+                json_object_object_add(e, "pcp_max_bytes_to", json_object_new_int64((int64_t) MIN(
+                                               host_zone_pcp_max_bytes(&z->in, &then, s->topo.page_size), (uint64_t) INT64_MAX)));
+                json_object_array_add(a, e);
         }
-        json_object_object_add(o, "zones", zones);
-        json_object_object_add(o, "pcp_held_bytes",
-                               json_object_new_int64((int64_t) (s->pcp_held_pages * s->topo.page_size)));
-        uint64_t max_bytes;
-        if (s->has_knob && host_pcp_max_bytes(s->regime, s->pcp_zones, s->n_pcp_zones, s->topo.page_size,
-                                              (int) s->knob.value, &max_bytes) >= 0)
-                json_object_object_add(o, "pcp_max_bytes",
-                                       json_object_new_int64((int64_t) MIN(max_bytes, (uint64_t) INT64_MAX)));
+        return a;
+}
 
-        for (size_t i = 0; in->plan && i < in->plan->n_rules; i++) {
-                const RuleStatus *st = &in->plan->rules[i];
-                json_object *r = json_object_new_object();
-                json_object_object_add(r, "policy", json_object_new_string(st->policy->name));
-                json_object_object_add(r, "rule", json_object_new_string(st->rule->name));
-                json_object_object_add(r, "file", json_object_new_string(st->policy->file));
-                json_object_object_add(r, "priority", json_object_new_int(st->policy->priority));
-                json_object_object_add(r, "state", json_object_new_string(rule_verdict_to_string(st->verdict)));
-                char what[160], explain[512];
-                rule_describe(st->rule, what, sizeof what);
-                json_object_object_add(r, "goal", json_object_new_string(what));
-                json_object_object_add(r, "why", json_object_new_string(rule_status_explain(st, in->mv, explain,
-                                                                                           sizeof explain)));
-                json_object_object_add(r, "condition", st->condition ? json_object_new_string(st->condition) : NULL);
-                json_object *terms = json_object_new_array();
-                for (size_t ti = 0; terms && ti < st->n_terms; ti++) {
-                        const RuleTerm *rt = &st->terms[ti];
-                        const MetricInfo *mi = metric_info(rt->metric);
-                        json_object *to = json_object_new_object();
-                        json_object_object_add(to, "metric", json_object_new_string(mi->name));
-                        json_object_object_add(to, "unit", json_object_new_string(metric_unit_to_string(mi->unit)));
-                        json_object_object_add(to, "value", rt->available ? json_object_new_double(rt->value) : NULL);
-                        json_object_object_add(to, "op", json_object_new_string(cmp_op_to_string(rt->op)));
-                        json_object_object_add(to, "threshold", json_object_new_double(rt->threshold));
-                        json_object_object_add(to, "holds", json_object_new_boolean(rt->holds));
-                        json_object_object_add(to, "for_seconds",
-                                               rt->for_usec ? json_object_new_double((double) rt->for_usec / 1e6) : NULL);
-                        json_object_object_add(to, "held_seconds",
-                                               rt->for_usec ? json_object_new_double((double) rt->held_usec / 1e6) : NULL);
-                        json_object_array_add(terms, to);
-                }
-                json_object_object_add(r, "terms", terms);
-                json_object_object_add(r, "cooldown_left_seconds",
-                                       json_object_new_double((double) st->cooldown_left_usec / 1e6));
-                json_object_object_add(r, "host_mismatch",
-                                       st->verdict == RULE_HOST_MISMATCH ? json_object_new_string(st->host_why) : NULL);
-                json_object_array_add(pol, r);
-        }
-        json_object_object_add(o, "rules", pol);
+static json_object *report_json_decision(const ReportInput *in) {
+        const Snapshot *s = in->snap;
+        json_object *dec = json_object_new_object();
+        char reason[512];
+        int64_t target;
 
         if (in->plan && in->plan->pcp_high.wanted) {
                 const PcpDecision *d = &in->plan->pcp_high;
@@ -771,17 +623,8 @@ json_object *report_to_json(const ReportInput *in) {
                         json_object_object_add(dec, "fraction", json_object_new_int(d->fraction));
                 if (d->solve_error < 0)
                         json_object_object_add(dec, "error", json_object_new_string(errno_str(d->solve_error)));
-                if (d->goal.kind == PCP_GOAL_BULK_FREE_P99 && d->ns_per_page > 0) {
-                        json_object *pr = json_object_new_object();
-                        json_object_object_add(pr, "target_seconds", json_object_new_double((double) d->goal.value / 1e9));
-                        json_object_object_add(pr, "ns_per_page", json_object_new_double(d->ns_per_page));
-                        json_object_object_add(pr, "pages", json_object_new_int64((int64_t) d->pages));
-                        json_object_object_add(pr, "p99_seconds", json_object_new_double(d->predicted_ns / 1e9));
-                        json_object_object_add(pr, "default_pages", json_object_new_int64((int64_t) d->default_pages));
-                        json_object_object_add(pr, "default_p99_seconds",
-                                               json_object_new_double(d->ns_per_page * (double) d->default_pages / 1e9));
-                        json_object_object_add(dec, "prediction", pr);
-                }
+                if (d->goal.kind == PCP_GOAL_BULK_FREE_P99 && d->ns_per_page > 0)
+                        json_object_object_add(dec, "prediction", report_json_prediction(d));
         }
         bool change = decision_changes(in, &target);
         json_object_object_add(dec, "change", json_object_new_boolean(change));
@@ -790,11 +633,301 @@ json_object *report_to_json(const ReportInput *in) {
                 json_object_object_add(dec, "to", json_object_new_int64(target));
         }
         json_object_object_add(dec, "dry_run", json_object_new_boolean(in->dry_run));
-        char reason[512];
         json_object_object_add(dec, "reason", json_object_new_string(decision_reason(in, reason, sizeof reason)));
-        json_object_object_add(o, "decision", dec);
+        if (change) {
+                json_object_object_add(dec, "zones", report_json_change_zones(s, target));
+                json_object_object_add(dec, "pcp_max_bytes_from",
+                                       json_object_new_int64((int64_t) MIN(pcp_max_bytes(s, (int) s->knob.value), (uint64_t) INT64_MAX)));
+                json_object_object_add(dec, "pcp_max_bytes_to",
+                                       json_object_new_int64((int64_t) MIN(pcp_max_bytes(s, (int) target), (uint64_t) INT64_MAX)));
+        }
+        return dec;
+}
+
+/* The host: kernel, regime, CPUs, nodes, page size (after schema_version and the timestamp). */
+static void report_json_host(json_object *o, const ReportInput *in) {
+        const Snapshot *s = in->snap;
+        usec_t t = in->timestamp_usec ?: now_usec(CLOCK_REALTIME);
+        char ts[32];
+
+        json_add_schema_version(o);
+        json_object_object_add(o, "timestamp", json_object_new_string(format_timestamp_utc(ts, sizeof ts, t)));
+        json_object_object_add(o, "timestamp_usec", json_object_new_int64((int64_t) t));
+        json_object_object_add(o, "kernel", json_object_new_string(s->topo.kernel_release));
+        json_object_object_add(o, "regime", json_object_new_string(pcp_regime_to_string(s->regime)));
+        json_object_object_add(o, "online_cpus", json_object_new_int((int) s->topo.online_cpus));
+        json_object_object_add(o, "possible_cpus", json_object_new_int((int) s->topo.possible_cpus));
+        json_object_object_add(o, "nodes", json_object_new_int((int) snapshot_count_nodes(s)));
+        json_object_object_add(o, "page_size", json_object_new_int((int) s->topo.page_size));
+}
+
+json_object *report_to_json(const ReportInput *in) {
+        const Snapshot *s = in->snap;
+        json_object *o = json_object_new_object(), *rules = json_object_new_array();
+        PercpuSplit sp;
+        uint64_t max_bytes;
+
+        if (!o || !rules) {
+                json_object_put(o);
+                json_object_put(rules);
+                return NULL;
+        }
+        report_json_host(o, in);
+        json_object_object_add(o, "memory", report_json_memory(&s->meminfo));
+        json_object_object_add(o, "memcg", report_json_memcg(s));
+        if (report_split(in, &sp))
+                json_object_object_add(o, "percpu", percpu_split_to_json(&sp));
+        if (in->pstats)
+                json_object_object_add(o, "percpu_stats", percpu_stats_view_to_json(in->pstats));
+        if (s->has_psi)
+                json_object_object_add(o, "psi_memory", report_json_psi(&s->psi));
+        if (s->has_knob)
+                json_object_object_add(o, "knob", report_json_knob(in));
+        if (in->features)
+                json_object_object_add(o, "contrib", report_json_contrib(in));
+        if (in->probes)
+                json_object_object_add(o, "probes", kernel_probes_to_json(in->probes));
+        json_object_object_add(o, "zones", report_json_zones(in));
+        json_object_object_add(o, "pcp_held_bytes", json_object_new_int64((int64_t) (s->pcp_held_pages * s->topo.page_size)));
+        if (s->has_knob && host_pcp_max_bytes(s->regime, s->pcp_zones, s->n_pcp_zones, s->topo.page_size,
+                                              (int) s->knob.value, &max_bytes) >= 0)
+                json_object_object_add(o, "pcp_max_bytes", json_object_new_int64((int64_t) MIN(max_bytes, (uint64_t) INT64_MAX)));
+        if (in->set)
+                json_object_object_add(o, "policies", report_json_policies(in));
+        for (size_t i = 0; in->plan && i < in->plan->n_rules; i++)
+                json_object_array_add(rules, report_json_rule(in, &in->plan->rules[i]));
+        json_object_object_add(o, "rules", rules);
+        json_object_object_add(o, "decision", report_json_decision(in));
         json_object_object_add(o, "bulk_free", bulk_free_to_json(in->bulk_free));
         return o;
+}
+
+/*
+ * The text of `pcptunectl status`, rendered from report_to_json()'s model: each figure is computed once, in
+ * the model, and the text only chooses words and columns for it.
+ */
+
+static void print_host(FILE *f, json_object *j) {
+        char b1[32], b2[32], b3[32], b4[32], b5[32];
+        int64_t nodes = view_i64(j, "nodes", 0);
+
+        fprintf(f, "kernel %s (pcp regime %s), %" PRId64 " CPUs online", view_str(j, "kernel", ""),
+                view_str(j, "regime", ""), view_i64(j, "online_cpus", 0));
+        if (view_i64(j, "possible_cpus", 0))
+                fprintf(f, " (%" PRId64 " possible)", view_i64(j, "possible_cpus", 0));
+        fprintf(f, ", %" PRId64 " node%s, %" PRId64 " KiB pages\n", nodes, nodes == 1 ? "" : "s",
+                view_i64(j, "page_size", 0) / 1024);
+        fprintf(f, "memory: total %s, free %s, available %s, slab %s, percpu %s\n",
+                view_bytes(j, "memory.total_bytes", b1, sizeof b1, "n/a"),
+                view_bytes(j, "memory.free_bytes", b2, sizeof b2, "n/a"),
+                view_bytes(j, "memory.available_bytes", b3, sizeof b3, "n/a"),
+                view_bytes(j, "memory.slab_bytes", b4, sizeof b4, "n/a"),
+                view_bytes(j, "memory.percpu_bytes", b5, sizeof b5, "unavailable (kernel < 4.7)"));
+}
+
+static void print_memcg(FILE *f, json_object *j) {
+        json_object *ids = view_get(j, "memcg.ids");
+        KernelVersion kv = { 0 };
+
+        if (view_has(j, "memcg.live"))
+                fprintf(f, "memcg: %s at %s: %" PRId64 " live, %" PRId64 " dying\n", view_str(j, "memcg.mode", ""),
+                        view_str(j, "memcg.mount", "n/a"), view_i64(j, "memcg.live", 0), view_i64(j, "memcg.dying", 0));
+        else
+                fprintf(f, "memcg: no memory controller found\n");
+        if (!ids)
+                return;
+        (void) kernel_version_parse(view_str(j, "kernel", ""), &kv);
+        if (view_bool(ids, "exact"))
+                fprintf(f, "memcg IDs: %" PRId64 " of %" PRId64 " used (%s)\n", view_i64(ids, "used", 0),
+                        view_i64(ids, "limit", 0),
+                        kernel_version_cmp(&kv, &KV(4, 8)) < 0 ? "live and dying memcgs: before 4.8 dying ones keep their IDs"
+                                                               : "live memcgs; no swap in use, so dying memcgs hold none");
+        else
+                fprintf(f, "memcg IDs: %" PRId64 "-%" PRId64 " of %" PRId64 " used (live memcgs, and dying ones "
+                           "whose swapped-out pages keep their IDs)\n",
+                        view_i64(ids, "used", 0), view_i64(ids, "used_max", 0), view_i64(ids, "limit", 0));
+        if (view_bool(ids, "warn"))
+                fprintf(f, "warning: memcg IDs %s%d%% used: creating a memory cgroup fails (ENOSPC on 6.1, "
+                           "EBUSY on 6.12) when none is left\n",
+                        view_bool(ids, "exact") ? "" : "up to ",
+                        (int) (view_i64(ids, "used_max", 0) * 100 / MAX(view_i64(ids, "limit", 1), (int64_t) 1)));
+}
+
+static void print_bulk_free(FILE *f, json_object *b) {
+        if (view_has(b, "unavailable")) {
+                fprintf(f, "pcp bulk frees: unavailable (%s)\n", view_str(b, "unavailable", ""));
+                return;
+        }
+        fprintf(f, "pcp bulk frees (last %.0f s): %" PRId64 " measured, hold p99 %.0f us (max %.0f us), "
+                   "pages p99 %" PRId64 " (max %" PRId64 ")\n",
+                view_double(b, "window_seconds", 0), view_i64(b, "samples", 0), view_double(b, "p99_seconds", 0) * 1e6,
+                view_double(b, "max_seconds", 0) * 1e6, view_i64(b, "pages_p99", 0), view_i64(b, "pages_max", 0));
+        fprintf(f, "  traced %.1f s in %" PRId64 " windows, %" PRId64 " events lost, reading cost %.1f ms of CPU\n",
+                view_double(b, "traced_seconds", 0), view_i64(b, "windows", 0), view_i64(b, "lost_events", 0),
+                (double) view_i64(b, "read_cpu_usec", 0) / 1e3);
+}
+
+static void print_knob(FILE *f, json_object *k) {
+        if (!k) {
+                fprintf(f, "pcp sysctl: none on this kernel\n");
+                return;
+        }
+        fprintf(f, "%s = %" PRId64 " (%s", view_str(k, "name", ""), view_i64(k, "value", 0), view_str(k, "state", ""));
+        if (view_bool(k, "managed"))
+                fprintf(f, " by pcptuned, original %" PRId64, view_i64(k, "original", 0));
+        fprintf(f, ")\n");
+        if (view_has(k, "last_change")) {
+                char line[480];
+                snprintf(line, sizeof line, "%s at %s", view_str(k, "last_change", ""), view_str(k, "last_change_time", ""));
+                print_wrapped(f, "  last change: ", 15, line);
+        }
+}
+
+static void print_contrib(FILE *f, json_object *c) {
+        char b[32];
+
+        if (!view_has(c, "percpu_chunks"))
+                return;
+        fprintf(f, "percpu: %" PRId64 " chunks, %" PRId64 " populated pages per unit, %" PRId64 " empty (%s), %" PRId64
+                   " kept for atomic allocations\n",
+                view_i64(c, "percpu_chunks", 0), view_i64(c, "percpu_populated_pages", 0),
+                view_i64(c, "percpu_empty_pop_pages", 0), view_bytes(c, "percpu_empty_pop_bytes", b, sizeof b, "0 B"),
+                view_i64(c, "percpu_empty_pop_pages_high", 0));
+}
+
+static const char *range_text(char *buf, size_t size, json_object *r) {
+        return range_fmt(buf, size, (Range){ view_i64(r, "min", 0), view_i64(r, "max", 0) });
+}
+
+/* Per zone: batch, high limits, current high and count (pages), memory on pcp lists now. */
+static void print_zones(FILE *f, json_object *j) {
+        bool any_modelled = false, any_above = false;
+        char b1[32], b2[32];
+
+        fprintf(f, "\n%-4s %-8s %10s %8s %4s %5s %9s %9s %11s %8s %10s\n", "node", "zone", "managed", "low", "cpus",
+                "batch", "high_min", "high_max", "high now", "count", "on pcp");
+        for (size_t i = 0; i < view_len(j, "zones"); i++) {
+                json_object *z = view_idx(j, "zones", i);
+                bool modelled = view_bool(z, "high_limits_modelled");
+                char r1[24], r2[24], r3[24], r4[24];
+
+                any_modelled |= modelled;
+                any_above |= view_bool(z, "high_above_high_max");
+                fprintf(f, "%-4" PRId64 " %-8s %10" PRId64 " %8" PRId64 " %4" PRId64 " %5s %8s%s %8s%s %11s %8" PRId64
+                           " %10s\n",
+                        view_i64(z, "node", 0), view_str(z, "zone", ""), view_i64(z, "managed_pages", 0),
+                        view_i64(z, "low_pages", 0), view_i64(z, "cpus", 0), range_text(r1, sizeof r1, view_get(z, "batch")),
+                        range_text(r2, sizeof r2, view_get(z, "high_min")), modelled ? "*" : " ",
+                        range_text(r3, sizeof r3, view_get(z, "high_max")), modelled ? "*" : " ",
+                        range_text(r4, sizeof r4, view_get(z, "high")), view_i64(z, "count_pages", 0),
+                        view_bytes(z, "held_bytes", b1, sizeof b1, "0 B"));
+        }
+        fprintf(f, "(pages; batch, high_min, high_max and high now: range over the node's CPUs; count: sum over them)\n");
+        if (any_modelled)
+                fprintf(f, "(*) computed: kernels 6.7-6.12 print only the dynamic high, not high_min/high_max\n");
+        if (any_above)
+                fprintf(f, "(!) a CPU's current high is above high_max: it is clamped at its next use of the zone "
+                           "and decays by 1/8 per second while idle\n");
+        if (view_bool(j, "knob.writable"))
+                fprintf(f, "pcp lists: %s held now; at most %s at fraction %" PRId64
+                           " (high_max x every online CPU's pageset, every zone)\n",
+                        view_bytes(j, "pcp_held_bytes", b1, sizeof b1, "0 B"), view_bytes(j, "pcp_max_bytes", b2, sizeof b2, "0 B"),
+                        view_i64(j, "knob.value", 0));
+        else
+                fprintf(f, "pcp lists: %s held now\n", view_bytes(j, "pcp_held_bytes", b1, sizeof b1, "0 B"));
+}
+
+/* Policies and their rules, in the order evaluated (the model's "rules" follow "policies.loaded"). */
+static void print_policies(FILE *f, json_object *j) {
+        json_object *pol = view_get(j, "policies");
+        size_t n = view_len(pol, "loaded"), k = 0;
+
+        if (!pol)
+                return;
+        fprintf(f, "\npolicies (%s: %zu)%s\n", view_str(pol, "source", ""), n,
+                n == 0 ? ": none loaded, nothing will be changed" : "");
+        for (size_t i = 0; i < n; i++) {
+                json_object *p = view_idx(pol, "loaded", i);
+                fprintf(f, "  %s (priority %" PRId64 ", %s)\n", view_str(p, "name", ""), view_i64(p, "priority", 0),
+                        view_str(p, "file", ""));
+                if (view_has(p, "host_mismatch"))
+                        fprintf(f, "    host does not match: %s\n", view_str(p, "host_mismatch", ""));
+                for (int64_t r = 0; r < view_i64(p, "rules", 0); r++, k++) {
+                        json_object *st = view_idx(j, "rules", k);
+                        const char *state = view_str(st, "state", "");
+                        if (!st)
+                                continue;
+                        fprintf(f, "    %-22s %-20s %s\n", view_str(st, "rule", ""), state, view_str(st, "goal", ""));
+                        /* Why, from the evaluation (the policy's line above says it for a host). */
+                        if (!streq(state, rule_verdict_to_string(RULE_HOST_MISMATCH)))
+                                print_wrapped(f, "      why: ", 11, view_str(st, "why", ""));
+                }
+        }
+}
+
+static void print_decision(FILE *f, json_object *d) {
+        json_object *pr = view_get(d, "prediction");
+
+        fprintf(f, "decision: %s\n", view_str(d, "reason", ""));
+        if (pr && view_has(d, "fraction")) {
+                double p99 = view_double(pr, "p99_seconds", 0), target = view_double(pr, "target_seconds", 0);
+                fprintf(f, "  why: predicted p99 bulk-free hold %.0f us (%" PRId64 " pages x %.1f ns per page) %s the "
+                           "target %.0f us; the default would move %" PRId64 " pages (%.0f us)%s\n",
+                        p99 * 1e6, view_i64(pr, "pages", 0), view_double(pr, "ns_per_page", 0),
+                        p99 <= target ? "meets" : "misses", target * 1e6, view_i64(pr, "default_pages", 0),
+                        view_double(pr, "default_p99_seconds", 0) * 1e6,
+                        view_i64(d, "fraction", 0) == 0 ? ": the default meets it"
+                        : view_has(d, "error")          ? ": no fraction meets it, the minimum is the closest"
+                                                        : ": the largest lists that meet it");
+        }
+        if (!view_bool(d, "change"))
+                return;
+        char b1[32], b2[32];
+        fprintf(f, "\n%-4s %-8s %5s %9s %9s %12s %12s\n", "node", "zone", "batch", "high_min", "high_max", "pcp max now",
+                "pcp max then");
+        for (size_t i = 0; i < view_len(d, "zones"); i++) {
+                json_object *z = view_idx(d, "zones", i);
+                fprintf(f, "%-4" PRId64 " %-8s %5" PRId64 " %9" PRId64 " %9" PRId64 " %12s %12s\n", view_i64(z, "node", 0),
+                        view_str(z, "zone", ""), view_i64(z, "batch", 0), view_i64(z, "high_min", 0),
+                        view_i64(z, "high_max", 0), view_bytes(z, "pcp_max_bytes_from", b1, sizeof b1, "0 B"),
+                        view_bytes(z, "pcp_max_bytes_to", b2, sizeof b2, "0 B"));
+        }
+        fprintf(f, "pcp lists may hold at most %s -> %s\n", view_bytes(d, "pcp_max_bytes_from", b1, sizeof b1, "0 B"),
+                view_bytes(d, "pcp_max_bytes_to", b2, sizeof b2, "0 B"));
+}
+
+void report_print_model(FILE *f, json_object *j) {
+        print_host(f, j);
+        print_memcg(f, j);
+        if (view_has(j, "percpu"))
+                percpu_split_print(f, "", view_get(j, "percpu"), true);
+        if (view_has(j, "percpu_stats"))
+                percpu_stats_view_print(f, "", view_get(j, "percpu_stats"));
+        if (view_has(j, "psi_memory"))
+                fprintf(f, "psi memory: some avg10 %.2f%% avg60 %.2f%%, full avg10 %.2f%% avg60 %.2f%%\n",
+                        view_double(j, "psi_memory.some_avg10", 0), view_double(j, "psi_memory.some_avg60", 0),
+                        view_double(j, "psi_memory.full_avg10", 0), view_double(j, "psi_memory.full_avg60", 0));
+        else
+                fprintf(f, "psi memory: unavailable\n");
+        print_bulk_free(f, view_get(j, "bulk_free"));
+        print_knob(f, view_get(j, "knob"));
+        if (view_has(j, "probes"))
+                kernel_probes_print_json(f, view_get(j, "probes"));
+        print_contrib(f, view_get(j, "contrib"));
+        print_zones(f, j);
+        print_policies(f, j);
+        fputc('\n', f);
+        print_decision(f, view_get(j, "decision"));
+}
+
+int report_print(FILE *f, const ReportInput *in) {
+        json_object *j = report_to_json(in);
+
+        if (!j)
+                return -ENOMEM;
+        report_print_model(f, j);
+        json_object_put(j);
+        return 0;
 }
 
 const char *report_status_line(const ReportInput *in, char *buf, size_t size) {

@@ -36,11 +36,18 @@ typedef struct ReportInput {
 /* The pcp knob's state: "managed", "not managed", "changed by an administrator", "read-only", "absent". */
 const char *report_knob_state(const ReportInput *in);
 
-/* Human-readable report, aligned tables under 100 columns. */
-void report_print(FILE *f, const ReportInput *in);
-
-/* The same as a JSON object (caller owns the reference).  NULL on ENOMEM. */
+/*
+ * The report's model: one JSON object (caller owns the reference), what `status --json`, `pcptuned --once
+ * --json` and the daemon's status file print and what the text is rendered from.  Its keys are pcptunectl(8)'s
+ * JSON OUTPUT, "status --json".  NULL on ENOMEM.
+ */
 json_object *report_to_json(const ReportInput *in);
+
+/* The text of a report_to_json() model: aligned tables under 100 columns. */
+void report_print_model(FILE *f, json_object *model);
+
+/* report_to_json() rendered as text by report_print_model().  0 or -ENOMEM. */
+int report_print(FILE *f, const ReportInput *in);
 
 /*
  * The "bulk_free" object of a status file written by pcptuned (JSON of
@@ -52,16 +59,17 @@ int report_bulk_free_from_json(json_object *o, BulkFreeView *ret, char *why_buf,
 /* One line for sd_notify STATUS= (buf of at least 128 bytes); returns buf. */
 const char *report_status_line(const ReportInput *in, char *buf, size_t size);
 
-/* "percpu: <total> = live memcgs <a> + dying memcgs <b> + other <c>" and its basis; with_cost: a third line,
- * how the per-memcg cost was obtained. */
-void percpu_split_print(FILE *f, const char *indent, const PercpuSplit *s, bool with_cost);
+/* "percpu: <total> = live memcgs <a> + dying memcgs <b> + other <c>" and its basis, from a
+ * percpu_split_to_json() object; with_cost: a third line, how the per-memcg cost was obtained. */
+void percpu_split_print(FILE *f, const char *indent, json_object *split, bool with_cost);
 /* {"total_bytes", "live_memcgs_bytes", "dying_memcgs_bytes", "other_bytes", "fragmentation_bytes" (null when not
  * measured), "basis": {"total", "live_memcgs", "dying_memcgs", "other", "fragmentation", "memcg_cost_bytes",
  * "memcg_cost"}}.  NULL on ENOMEM. */
 json_object *percpu_split_to_json(const PercpuSplit *s);
 
-/* The percpu_stats summary, two lines (or "inconsistent dump" and what disagrees), lines after indent. */
-void percpu_stats_view_print(FILE *f, const char *indent, const PercpuStatsView *v);
+/* The percpu_stats summary of a percpu_stats_view_to_json() object, two lines (or "inconsistent dump" and
+ * what disagrees), lines after indent. */
+void percpu_stats_view_print(FILE *f, const char *indent, json_object *v);
 /* {"state": "read"|"inconsistent"|"skipped"|"unavailable", ...}.  NULL on ENOMEM. */
 json_object *percpu_stats_view_to_json(const PercpuStatsView *v);
 
