@@ -1095,161 +1095,203 @@ static int cmd_repair(const CtlOptions *o) {
         return r < 0 ? 1 : 0;
 }
 
+enum {
+        OPT_VERSION = 0x100, OPT_JSON, OPT_NO_OWNER, OPT_CSV, OPT_SHAPE, OPT_MANAGED, OPT_CONTAINERS, OPT_MEMCGS,
+        OPT_MEASURE, OPT_FORCE, OPT_MAX_AGE, OPT_LATENCY, OPT_NS_PER_PAGE, OPT_CALIBRATION_DIR, OPT_SINCE,
+        OPT_UNTIL, OPT_DIRECTORY,
+};
+
+static const struct option ctl_long_options[] = {
+        { "root", required_argument, NULL, 'r' },
+        { "state-dir", required_argument, NULL, 's' },
+        { "policy-dir", required_argument, NULL, 'p' },
+        { "json", no_argument, NULL, OPT_JSON },
+        { "csv", no_argument, NULL, OPT_CSV },
+        { "fraction", required_argument, NULL, 'f' },
+        { "shape", required_argument, NULL, OPT_SHAPE },
+        { "managed", required_argument, NULL, OPT_MANAGED },
+        { "containers", required_argument, NULL, OPT_CONTAINERS },
+        { "memcgs-per-container", required_argument, NULL, OPT_MEMCGS },
+        { "measure", optional_argument, NULL, OPT_MEASURE },
+        { "output", required_argument, NULL, 'o' },
+        { "force", no_argument, NULL, OPT_FORCE },
+        { "max-age", required_argument, NULL, OPT_MAX_AGE },
+        { "latency", required_argument, NULL, OPT_LATENCY },
+        { "ns-per-page", required_argument, NULL, OPT_NS_PER_PAGE },
+        { "calibration-dir", required_argument, NULL, OPT_CALIBRATION_DIR },
+        { "since", required_argument, NULL, OPT_SINCE },
+        { "until", required_argument, NULL, OPT_UNTIL },
+        { "directory", required_argument, NULL, 'D' },
+        { "no-owner-check", no_argument, NULL, OPT_NO_OWNER },
+        { "version", no_argument, NULL, OPT_VERSION },
+        { "help", no_argument, NULL, 'h' },
+        {},
+};
+
+/* The options of `pcptunectl plan` (--fraction, --shape, --managed, counts, --measure, --latency, --ns-per-page).
+ * 0, 1 if c is not one of them, 2 (the exit status) after logging an invalid value. */
+static int parse_plan_option(CtlOptions *o, int c, char *arg) {
+        uint64_t u;
+        int64_t v;
+        usec_t us;
+        char *end;
+        double d;
+
+        switch (c) {
+        case 'f':
+                if (parse_int64(arg, &v) < 0 || v < 0 || (v > 0 && v < 8) || v > INT_MAX)
+                        return log_error("Invalid --fraction '%s': 0 or 8..2147483647 (the kernel rejects 1-7)", arg), 2;
+                if (o->plan.n_fractions >= PLAN_MAX_FRACTIONS - 1)
+                        return log_error("Too many --fraction options"), 2;
+                o->plan.fractions[o->plan.n_fractions++] = (int) v;
+                return 0;
+        case OPT_SHAPE:
+                o->shape = arg;
+                return 0;
+        case OPT_MANAGED:
+                if (o->n_managed >= ELEMENTSOF(o->managed))
+                        return log_error("Too many --managed options"), 2;
+                o->managed[o->n_managed++] = arg;
+                return 0;
+        case OPT_CONTAINERS:
+        case OPT_MEMCGS:
+                if (parse_uint64(arg, &u) < 0 || u == 0 || u > 100000000)
+                        return log_error("Invalid count '%s'", arg), 2;
+                if (c == OPT_CONTAINERS)
+                        o->plan.containers = u;
+                else
+                        o->plan.memcgs_per_container = u;
+                return 0;
+        case OPT_MEASURE:
+                o->measure = 200;
+                if (arg && (parse_uint64(arg, &u) < 0 || u < 10 || u > 10000))
+                        return log_error("Invalid --measure '%s': 10..10000 memcgs", arg), 2;
+                if (arg)
+                        o->measure = (unsigned) u;
+                return 0;
+        case OPT_LATENCY:
+                if (parse_duration(arg, &us) < 0 || us == 0 || us > USEC_PER_SEC)
+                        return log_error("Invalid --latency '%s': a time like 200us, up to 1s", arg), 2;
+                o->plan.latency_ns = us * NSEC_PER_USEC;
+                return 0;
+        case OPT_NS_PER_PAGE:
+                errno = 0;
+                d = strtod(arg, &end);
+                if (errno || end == arg || *end || !(d > 0) || d > CALIBRATION_MAX_NS_PER_PAGE)
+                        return log_error("Invalid --ns-per-page '%s': a time per page in ns, above 0", arg), 2;
+                o->plan.ns_per_page = d;
+                o->plan.calibration_how = "given with --ns-per-page";
+                return 0;
+        case OPT_CALIBRATION_DIR:
+                o->calibration_dir = arg;
+                return 0;
+        default:
+                return 1;
+        }
+}
+
+/* One option of getopt_long(): 0, or the exit status (2 for an invalid one). */
+static int parse_option(CtlOptions *o, int c, char *arg) {
+        int r = parse_plan_option(o, c, arg);
+
+        if (r != 1)
+                return r;
+        switch (c) {
+        case 'r':
+                o->root = arg;
+                return 0;
+        case 's':
+                o->state_dir = arg;
+                return 0;
+        case 'p':
+                o->policy_dir = arg;
+                return 0;
+        case OPT_JSON:
+                o->json = true;
+                return 0;
+        case OPT_NO_OWNER:
+                o->no_owner_check = true;
+                return 0;
+        case OPT_CSV:
+                o->csv = true;
+                return 0;
+        case 'o':
+                o->output = arg;
+                return 0;
+        case OPT_FORCE:
+                o->force = true;
+                return 0;
+        case OPT_MAX_AGE:
+                if (parse_duration(arg, &o->max_age_usec) < 0 || o->max_age_usec < USEC_PER_SEC ||
+                    o->max_age_usec > 7 * 24 * 3600 * USEC_PER_SEC)
+                        return log_error("Invalid --max-age '%s': 1s .. 7d (units: 500ms, 10s, 1m)", arg), 2;
+                return 0;
+        case OPT_SINCE:
+                o->since = arg;
+                return 0;
+        case OPT_UNTIL:
+                o->until = arg;
+                return 0;
+        case 'D':
+                o->directory = arg;
+                return 0;
+        default:
+                return 2;
+        }
+}
+
+/* The commands that take no argument after their name. */
+static int no_arguments(const char *cmd, char **args) {
+        if (!args[0])
+                return 0;
+        fprintf(stderr, "pcptunectl %s: unexpected argument '%s'\n", cmd, args[0]);
+        return 2;
+}
+
+static int run_command(CtlOptions *o, const char *cmd, char **args) {
+        if (streq(cmd, "status"))
+                return cmd_status(o);
+        if (streq(cmd, "validate"))
+                return cmd_validate(o, args);
+        if (streq(cmd, "history"))
+                return no_arguments(cmd, args) ?: cmd_history(o);
+        if (streq(cmd, "restore"))
+                return cmd_restore(o);
+        if (streq(cmd, "resume"))
+                return cmd_resume(o, args);
+        if (streq(cmd, "plan"))
+                return no_arguments(cmd, args) ?: cmd_plan(o);
+        if (streq(cmd, "snapshot"))
+                return cmd_snapshot(o);
+        if (streq(cmd, "repair"))
+                return cmd_repair(o);
+        if (streq(cmd, "liveness"))
+                return no_arguments(cmd, args) ?: cmd_liveness(o);
+        fprintf(stderr, "pcptunectl: unknown command '%s' (see --help)\n", cmd);
+        return 2;
+}
+
 int main(int argc, char **argv) {
-        enum { OPT_VERSION = 0x100, OPT_JSON, OPT_NO_OWNER, OPT_CSV, OPT_SHAPE, OPT_MANAGED, OPT_CONTAINERS,
-               OPT_MEMCGS, OPT_MEASURE, OPT_FORCE, OPT_MAX_AGE, OPT_LATENCY, OPT_NS_PER_PAGE,
-               OPT_CALIBRATION_DIR, OPT_SINCE, OPT_UNTIL, OPT_DIRECTORY };
-        static const struct option options[] = {
-                { "root", required_argument, NULL, 'r' },
-                { "state-dir", required_argument, NULL, 's' },
-                { "policy-dir", required_argument, NULL, 'p' },
-                { "json", no_argument, NULL, OPT_JSON },
-                { "csv", no_argument, NULL, OPT_CSV },
-                { "fraction", required_argument, NULL, 'f' },
-                { "shape", required_argument, NULL, OPT_SHAPE },
-                { "managed", required_argument, NULL, OPT_MANAGED },
-                { "containers", required_argument, NULL, OPT_CONTAINERS },
-                { "memcgs-per-container", required_argument, NULL, OPT_MEMCGS },
-                { "measure", optional_argument, NULL, OPT_MEASURE },
-                { "output", required_argument, NULL, 'o' },
-                { "force", no_argument, NULL, OPT_FORCE },
-                { "max-age", required_argument, NULL, OPT_MAX_AGE },
-                { "latency", required_argument, NULL, OPT_LATENCY },
-                { "ns-per-page", required_argument, NULL, OPT_NS_PER_PAGE },
-                { "calibration-dir", required_argument, NULL, OPT_CALIBRATION_DIR },
-                { "since", required_argument, NULL, OPT_SINCE },
-                { "until", required_argument, NULL, OPT_UNTIL },
-                { "directory", required_argument, NULL, 'D' },
-                { "no-owner-check", no_argument, NULL, OPT_NO_OWNER },
-                { "version", no_argument, NULL, OPT_VERSION },
-                { "help", no_argument, NULL, 'h' },
-                {},
-        };
         _cleanup_(freep) char *root = NULL;
         CtlOptions o = { .root = "/", .state_dir = STATE_DIR_DEFAULT, .calibration_dir = CALIBRATION_DIR_DEFAULT,
                          .plan = { .memcgs_per_container = 1 } };
-        uint64_t u;
-        int64_t v;
         bool want_help = false;
-        int c;
+        int c, r;
 
         log_setup("pcptunectl", LOG_TARGET_STDERR, LOG_INFO);
         /* GNU getopt permutes: options may come before or after the command. */
-        while ((c = getopt_long(argc, argv, "r:s:p:f:o:D:h", options, NULL)) >= 0) {
-                switch (c) {
-                case 'r':
-                        o.root = optarg;
-                        break;
-                case 's':
-                        o.state_dir = optarg;
-                        break;
-                case 'p':
-                        o.policy_dir = optarg;
-                        break;
-                case OPT_JSON:
-                        o.json = true;
-                        break;
-                case OPT_NO_OWNER:
-                        o.no_owner_check = true;
-                        break;
-                case OPT_CSV:
-                        o.csv = true;
-                        break;
-                case 'f':
-                        if (parse_int64(optarg, &v) < 0 || v < 0 || (v > 0 && v < 8) || v > INT_MAX) {
-                                log_error("Invalid --fraction '%s': 0 or 8..2147483647 (the kernel rejects 1-7)", optarg);
-                                return 2;
-                        }
-                        if (o.plan.n_fractions >= PLAN_MAX_FRACTIONS - 1) {
-                                log_error("Too many --fraction options");
-                                return 2;
-                        }
-                        o.plan.fractions[o.plan.n_fractions++] = (int) v;
-                        break;
-                case OPT_SHAPE:
-                        o.shape = optarg;
-                        break;
-                case OPT_MANAGED:
-                        if (o.n_managed >= ELEMENTSOF(o.managed)) {
-                                log_error("Too many --managed options");
-                                return 2;
-                        }
-                        o.managed[o.n_managed++] = optarg;
-                        break;
-                case OPT_CONTAINERS:
-                case OPT_MEMCGS:
-                        if (parse_uint64(optarg, &u) < 0 || u == 0 || u > 100000000) {
-                                log_error("Invalid count '%s'", optarg);
-                                return 2;
-                        }
-                        if (c == OPT_CONTAINERS)
-                                o.plan.containers = u;
-                        else
-                                o.plan.memcgs_per_container = u;
-                        break;
-                case OPT_MEASURE:
-                        o.measure = 200;
-                        if (optarg && (parse_uint64(optarg, &u) < 0 || u < 10 || u > 10000)) {
-                                log_error("Invalid --measure '%s': 10..10000 memcgs", optarg);
-                                return 2;
-                        } else if (optarg)
-                                o.measure = (unsigned) u;
-                        break;
-                case 'o':
-                        o.output = optarg;
-                        break;
-                case OPT_FORCE:
-                        o.force = true;
-                        break;
-                case OPT_MAX_AGE:
-                        if (parse_duration(optarg, &o.max_age_usec) < 0 || o.max_age_usec < USEC_PER_SEC ||
-                            o.max_age_usec > 7 * 24 * 3600 * USEC_PER_SEC) {
-                                log_error("Invalid --max-age '%s': 1s .. 7d (units: 500ms, 10s, 1m)", optarg);
-                                return 2;
-                        }
-                        break;
-                case OPT_LATENCY: {
-                        usec_t us;
-                        if (parse_duration(optarg, &us) < 0 || us == 0 || us > USEC_PER_SEC) {
-                                log_error("Invalid --latency '%s': a time like 200us, up to 1s", optarg);
-                                return 2;
-                        }
-                        o.plan.latency_ns = us * NSEC_PER_USEC;
-                        break;
-                }
-                case OPT_NS_PER_PAGE: {
-                        char *end;
-                        errno = 0;
-                        double d = strtod(optarg, &end);
-                        if (errno || end == optarg || *end || !(d > 0) || d > CALIBRATION_MAX_NS_PER_PAGE) {
-                                log_error("Invalid --ns-per-page '%s': a time per page in ns, above 0", optarg);
-                                return 2;
-                        }
-                        o.plan.ns_per_page = d;
-                        o.plan.calibration_how = "given with --ns-per-page";
-                        break;
-                }
-                case OPT_CALIBRATION_DIR:
-                        o.calibration_dir = optarg;
-                        break;
-                case OPT_SINCE:
-                        o.since = optarg;
-                        break;
-                case OPT_UNTIL:
-                        o.until = optarg;
-                        break;
-                case 'D':
-                        o.directory = optarg;
-                        break;
-                case OPT_VERSION:
+        while ((c = getopt_long(argc, argv, "r:s:p:f:o:D:h", ctl_long_options, NULL)) >= 0) {
+                if (c == OPT_VERSION) {
                         printf("pcptunectl %s\n", PACKAGE_VERSION);
                         return 0;
-                case 'h':
-                        want_help = true;
-                        break;
-                default:
-                        return 2;
                 }
+                if (c == 'h') {
+                        want_help = true;
+                        continue;
+                }
+                r = parse_option(&o, c, optarg);
+                if (r != 0)
+                        return r;
         }
         if (want_help) {
                 /* GNU getopt moved the command after the options: `plan --help` is plan's help. */
@@ -1265,34 +1307,9 @@ int main(int argc, char **argv) {
                 help(NULL);
                 return 2;
         }
-        const char *cmd = argv[optind];
-        char **args = argv + optind + 1;
-
         /* "--root R" and "--root R/" are one root (the journal and the lock compare it). */
         if (path_normalize_root(o.root, &root) < 0)
                 return log_oom(), 1;
         o.root = root;
-
-        if (streq(cmd, "status"))
-                return cmd_status(&o);
-        if (streq(cmd, "validate"))
-                return cmd_validate(&o, args);
-        if (streq(cmd, "history"))
-                return args[0] ? (fprintf(stderr, "pcptunectl history: unexpected argument '%s'\n", args[0]), 2)
-                               : cmd_history(&o);
-        if (streq(cmd, "restore"))
-                return cmd_restore(&o);
-        if (streq(cmd, "resume"))
-                return cmd_resume(&o, args);
-        if (streq(cmd, "plan"))
-                return args[0] ? (fprintf(stderr, "pcptunectl plan: unexpected argument '%s'\n", args[0]), 2) : cmd_plan(&o);
-        if (streq(cmd, "snapshot"))
-                return cmd_snapshot(&o);
-        if (streq(cmd, "repair"))
-                return cmd_repair(&o);
-        if (streq(cmd, "liveness"))
-                return args[0] ? (fprintf(stderr, "pcptunectl liveness: unexpected argument '%s'\n", args[0]), 2)
-                               : cmd_liveness(&o);
-        fprintf(stderr, "pcptunectl: unknown command '%s' (see --help)\n", cmd);
-        return 2;
+        return run_command(&o, argv[optind], argv + optind + 1);
 }

@@ -50,7 +50,11 @@ static void list_metrics(void) {
         }
 }
 
-int main(int argc, char **argv) {
+/*
+ * The command line into cfg and the log level.  Returns -1 to go on, or the exit status: 0 after --help,
+ * --version or --list-metrics, 2 for a bad option (said on stderr).
+ */
+static int parse_args(int argc, char **argv, ManagerConfig *cfg, int *level) {
         enum { OPT_VERSION = 0x100, OPT_JSON, OPT_METRICS_DIR, OPT_NO_METRICS, OPT_LIST_METRICS, OPT_BULK_FREE_PERIOD,
                OPT_CALIBRATION_DIR };
         static const struct option options[] = {
@@ -71,66 +75,63 @@ int main(int argc, char **argv) {
                 { "help", no_argument, NULL, 'h' },
                 {},
         };
-        ManagerConfig cfg = { .root = "/", .state_dir = STATE_DIR_DEFAULT, .check_owner = true };
-        _cleanup_(manager_freep) Manager *m = NULL;
-        int level = LOG_INFO, c, r;
-        sigset_t mask;
+        int c;
 
         while ((c = getopt_long(argc, argv, "p:s:r:i:n1vh", options, NULL)) >= 0) {
                 switch (c) {
                 case 'p':
-                        cfg.policy_dir = optarg;
+                        cfg->policy_dir = optarg;
                         break;
                 case 's':
-                        cfg.state_dir = optarg;
+                        cfg->state_dir = optarg;
                         break;
                 case 'r':
-                        cfg.root = optarg;
+                        cfg->root = optarg;
                         break;
                 case 'i':
-                        if (parse_duration(optarg, &cfg.interval_usec) < 0 || cfg.interval_usec < 100 * USEC_PER_MSEC ||
-                            cfg.interval_usec > 24 * 3600 * USEC_PER_SEC) {
+                        if (parse_duration(optarg, &cfg->interval_usec) < 0 || cfg->interval_usec < 100 * USEC_PER_MSEC ||
+                            cfg->interval_usec > 24 * 3600 * USEC_PER_SEC) {
                                 fprintf(stderr, "pcptuned: invalid --interval '%s' (100ms .. 24h)\n", optarg);
                                 return 2;
                         }
                         break;
                 case 'n':
-                        cfg.dry_run = true;
+                        cfg->dry_run = true;
                         break;
                 case '1':
-                        cfg.once = true;
+                        cfg->once = true;
                         break;
                 case OPT_JSON:
-                        cfg.json = true;
+                        cfg->json = true;
                         break;
                 case OPT_METRICS_DIR:
                         if (optarg[0] != '/') {
                                 fprintf(stderr, "pcptuned: --metrics-dir needs an absolute path, not '%s'\n", optarg);
                                 return 2;
                         }
-                        cfg.metrics_dir = optarg;
+                        cfg->metrics_dir = optarg;
                         break;
                 case OPT_NO_METRICS:
-                        cfg.no_metrics = true;
+                        cfg->no_metrics = true;
                         break;
                 case OPT_LIST_METRICS:
                         list_metrics();
                         return 0;
                 case OPT_CALIBRATION_DIR:
-                        cfg.calibration_dir = optarg;
+                        cfg->calibration_dir = optarg;
                         break;
                 case OPT_BULK_FREE_PERIOD:
                         if (streq(optarg, "0"))
-                                cfg.bulk_free_period_usec = USEC_INFINITY;
-                        else if (parse_duration(optarg, &cfg.bulk_free_period_usec) < 0 ||
-                                 cfg.bulk_free_period_usec < 5 * USEC_PER_SEC ||
-                                 cfg.bulk_free_period_usec > 24 * 3600 * USEC_PER_SEC) {
+                                cfg->bulk_free_period_usec = USEC_INFINITY;
+                        else if (parse_duration(optarg, &cfg->bulk_free_period_usec) < 0 ||
+                                 cfg->bulk_free_period_usec < 5 * USEC_PER_SEC ||
+                                 cfg->bulk_free_period_usec > 24 * 3600 * USEC_PER_SEC) {
                                 fprintf(stderr, "pcptuned: invalid --bulk-free-period '%s' (0, or 5s .. 24h)\n", optarg);
                                 return 2;
                         }
                         break;
                 case 'v':
-                        level = LOG_DEBUG;
+                        *level = LOG_DEBUG;
                         break;
                 case OPT_VERSION:
                         printf("pcptuned %s\n", PACKAGE_VERSION);
@@ -146,10 +147,22 @@ int main(int argc, char **argv) {
                 fprintf(stderr, "pcptuned: unexpected argument '%s'\n", argv[optind]);
                 return 2;
         }
-        if (cfg.json && !cfg.once) {
+        if (cfg->json && !cfg->once) {
                 fprintf(stderr, "pcptuned: --json needs --once\n");
                 return 2;
         }
+        return -1;
+}
+
+int main(int argc, char **argv) {
+        ManagerConfig cfg = { .root = "/", .state_dir = STATE_DIR_DEFAULT, .check_owner = true };
+        _cleanup_(manager_freep) Manager *m = NULL;
+        int level = LOG_INFO, r;
+        sigset_t mask;
+
+        r = parse_args(argc, argv, &cfg, &level);
+        if (r >= 0)
+                return r;
 
         log_setup("pcptuned", LOG_TARGET_AUTO, level);
 
