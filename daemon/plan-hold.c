@@ -7,6 +7,7 @@
 #include "log.h"
 #include "plan.h"
 #include "probe-kernel.h"
+#include "view.h"
 
 #define HOLD_MAX_ROWS (PLAN_MAX_FRACTIONS + 8)
 
@@ -80,50 +81,43 @@ static void hold_plan(const PlanHost *h, const PlanOptions *o, HoldPlan *p) {
         qsort(p->rows, p->n, sizeof(HoldRow), row_cmp);
 }
 
-void plan_print_holds(FILE *f, const PlanHost *h, const PlanOptions *o) {
-        double k = o ? o->ns_per_page : 0;
-        char b1[32];
-        HoldPlan p;
+void plan_print_holds_model(FILE *f, json_object *b) {
+        double k = view_double(b, "ns_per_page", 0), latency_us = view_double(b, "latency_seconds", 0) * 1e6;
+        char b1[32], line[768];
 
-        hold_plan(h, o, &p);
         fprintf(f, "\nbulk-free holds per fraction (pages: one bulk free in an exit storm, worst zone%s)\n",
-                kernel_batched_free_path(&h->kernel) ? "; this kernel frees in steps of batch" : "");
-        char line[768];
+                view_bool(b, "batched") ? "; this kernel frees in steps of batch" : "");
         if (k > 0)
-                snprintf(line, sizeof line, "calibration: %.1f ns per page (%s)", k, strna(o->calibration_how));
+                snprintf(line, sizeof line, "calibration: %.1f ns per page (%s)", k, view_str(b, "calibration", "n/a"));
         else
-                snprintf(line, sizeof line, "no calibration: %s; pages only",
-                         o && o->calibration_how ? o->calibration_how : "none");
+                snprintf(line, sizeof line, "no calibration: %s; pages only", view_str(b, "calibration", "none"));
         print_wrapped(f, "  ", 4, line);
         fprintf(f, "  %-12s %-10s %8s %14s %14s\n", "fraction", "", "pages", "p99 hold", "pcp max");
-        for (size_t i = 0; i < p.n; i++) {
-                const HoldRow *r = &p.rows[i];
+        for (size_t i = 0; i < view_len(b, "candidates"); i++) {
+                json_object *r = view_idx(b, "candidates", i);
                 char hold[32] = "-";
-                if (k > 0)
-                        snprintf(hold, sizeof hold, "%.0f us", calibration_predict_ns(k, r->pages) / 1000.0);
-                fprintf(f, "  %-12d %-10s %8" PRIu64 " %14s %14s\n", r->fraction, r->label ? r->label : "", r->pages,
-                        hold, format_bytes(b1, sizeof b1, r->max_bytes));
+                if (view_has(r, "p99_seconds"))
+                        snprintf(hold, sizeof hold, "%.0f us", view_double(r, "p99_seconds", 0) * 1e6);
+                fprintf(f, "  %-12" PRId64 " %-10s %8" PRId64 " %14s %14s\n", view_i64(r, "fraction", 0),
+                        view_str(r, "label", ""), view_i64(r, "pages", 0), hold,
+                        view_bytes(r, "pcp_max_bytes", b1, sizeof b1, "0 B"));
         }
-        if (!o || o->latency_ns == 0)
+        if (!view_has(b, "latency_seconds"))
                 return;
         if (k <= 0)
-                fprintf(f, "  --latency %.0f us: no calibration to predict with (--ns-per-page N supplies one)\n",
-                        (double) o->latency_ns / 1000.0);
-        else if (p.latency_error == -ERANGE) {
-                uint64_t pg = 0;
-                (void) pcp_bulk_free_pages_host(h->regime, h->zones, h->n_zones, h->page_size, p.latency_fraction,
-                                                kernel_batched_free_path(&h->kernel), &pg);
-                fprintf(f, "  --latency %.0f us: no fraction meets it; the minimum, %d, is the closest (predicted %.0f us)\n",
-                        (double) o->latency_ns / 1000.0, p.latency_fraction, calibration_predict_ns(k, pg) / 1000.0);
-        }
-        else if (p.latency_error < 0)
-                fprintf(f, "  --latency: %s\n", errno_str(p.latency_error));
+                fprintf(f, "  --latency %.0f us: no calibration to predict with (--ns-per-page N supplies one)\n", latency_us);
+        else if (view_has(b, "latency_error") && view_has(b, "latency_fraction"))
+                fprintf(f, "  --latency %.0f us: no fraction meets it; the minimum, %" PRId64 ", is the closest (predicted "
+                           "%.0f us)\n",
+                        latency_us, view_i64(b, "latency_fraction", 0), view_double(b, "latency_p99_seconds", 0) * 1e6);
+        else if (view_has(b, "latency_error"))
+                fprintf(f, "  --latency: %s\n", view_str(b, "latency_error", ""));
         else {
                 snprintf(line, sizeof line,
-                         "--latency %.0f us: fraction %d%s, the largest pcp lists whose predicted p99 meets it on "
+                         "--latency %.0f us: fraction %" PRId64 "%s, the largest pcp lists whose predicted p99 meets it on "
                          "every zone",
-                         (double) o->latency_ns / 1000.0, p.latency_fraction,
-                         p.latency_fraction == 0 ? " (the default meets it)" : "");
+                         latency_us, view_i64(b, "latency_fraction", 0),
+                         view_i64(b, "latency_fraction", 0) == 0 ? " (the default meets it)" : "");
                 print_wrapped(f, "  ", 4, line);
         }
 }
@@ -158,12 +152,23 @@ json_object *plan_holds_to_json(const PlanHost *h, const PlanOptions *o) {
                 json_object_array_add(rows, e);
         }
         json_object_object_add(b, "candidates", rows);
+        json_object_object_add(b, "batched", json_object_new_boolean(kernel_batched_free_path(&h->kernel)));
         if (o && o->latency_ns > 0) {
                 json_object_object_add(b, "latency_seconds", json_object_new_double((double) o->latency_ns / 1e9));
                 json_object_object_add(b, "latency_fraction",
                                        p.latency_fraction >= 0 ? json_object_new_int(p.latency_fraction) : NULL);
                 json_object_object_add(b, "latency_met", json_object_new_boolean(p.latency_fraction >= 0 &&
                                                                                  p.latency_error == 0));
+                json_object_object_add(b, "latency_error",
+                                       k > 0 && p.latency_error < 0 ? json_object_new_string(errno_str(p.latency_error))
+                                                                    : NULL);
+                if (k > 0 && p.latency_fraction >= 0) {
+                        uint64_t pg = 0;
+                        (void) pcp_bulk_free_pages_host(h->regime, h->zones, h->n_zones, h->page_size,
+                                                        p.latency_fraction, kernel_batched_free_path(&h->kernel), &pg);
+                        json_object_object_add(b, "latency_p99_seconds",
+                                               json_object_new_double(calibration_predict_ns(k, pg) / 1e9));
+                }
         }
         return b;
 }

@@ -6,6 +6,7 @@
 #include "metrics.h"
 #include "plan.h"
 #include "report.h"
+#include "view.h"
 
 /* CONFIG_PCP_BATCH_SCALE_MAX of Debian's 6.1 and 6.12 and of the mainline default (mm/Kconfig, 6.7+; backported to 6.1.y). */
 
@@ -156,241 +157,24 @@ static void plan_memcg_cost(const PlanHost *h, const PlanOptions *o, MemcgCost *
                           o ? o->measured : NULL, 0, ret);
 }
 
-static const char *regime_explained(PcpRegime r) {
-        switch (r) {
-        case PCP_REGIME_LEGACY:
+/* The text's words for a regime (plan_to_json()'s host.regime, pcp_regime_to_string()). */
+static const char *regime_explained(const char *regime) {
+        if (streq(regime, pcp_regime_to_string(PCP_REGIME_LEGACY)))
                 return "before 5.14: vm.percpu_pagelist_fraction gives each CPU managed/F pages";
-        case PCP_REGIME_FIXED:
+        if (streq(regime, pcp_regime_to_string(PCP_REGIME_FIXED)))
                 return "5.14-6.6: a fixed high per zone, the low watermark split over the node's CPUs";
-        case PCP_REGIME_AUTOTUNE:
+        if (streq(regime, pcp_regime_to_string(PCP_REGIME_AUTOTUNE)))
                 return "6.7+: high auto-tuned between high_min and high_max";
-        default:
-                return "unknown";
-        }
+        return "unknown";
 }
 
-/* The largest bulk free under zone->lock at exit over the host's zones, for a fraction (model-pcp.h). */
-static int host_bulk_free_max(const PlanHost *h, int fraction) {
-        int scale = h->has_features && h->features.batch_scale_max ? (int) h->features.batch_scale_max_value
-                                                                    : PCP_BATCH_SCALE_MAX_DEFAULT;
-        int most = 0;
-        for (size_t i = 0; i < h->n_zones; i++) {
-                PcpSetting s;
-                if (pcp_model_zone(h->regime, &h->zones[i].in, h->page_size, fraction, &s) >= 0)
-                        most = MAX(most, pcp_bulk_free_max_pages(&s, scale, kernel_batched_free_path(&h->kernel)));
-        }
-        return most;
+/* CONFIG_PCP_BATCH_SCALE_MAX as the kernel has it: the contrib sysctl's value, else the build default. */
+static int host_batch_scale_max(const PlanHost *h) {
+        return h->has_features && h->features.batch_scale_max ? (int) h->features.batch_scale_max_value
+                                                              : PCP_BATCH_SCALE_MAX_DEFAULT;
 }
 
-static void plan_print_bulk_free(FILE *f, const PlanHost *h, const int *fr, size_t nf) {
-        char line[512];
-        size_t n;
-
-        if (h->regime == PCP_REGIME_LEGACY)
-                return;
-        n = (size_t) snprintf(line, sizeof line, "zone->lock per bulk free at exit (%s):",
-                              kernel_batched_free_path(&h->kernel) ? "batched: at most batch pages"
-                                                                   : "not batched: min(batch << scale_max, high - batch)");
-        for (size_t k = 0; k < nf && n < sizeof line; k++)
-                n += (size_t) snprintf(line + n, sizeof line - n, "%s fraction %d: up to %d pages", k ? ";" : "", fr[k],
-                                       host_bulk_free_max(h, fr[k]));
-        print_wrapped(f, "  ", 4, line);
-}
-
-int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
-        int fr[PLAN_MAX_FRACTIONS];
-        size_t nf = plan_fractions(h, o, fr, ELEMENTSOF(fr));
-        char b1[32], b3[32];
-        int minimum = -1;
-        int r;
-
-        fprintf(f, "host %s: kernel %s (%s)\n", h->label, h->kernel_release, regime_explained(h->regime));
-        fprintf(f, "  %u CPUs online, %u possible, %u node%s, %u KiB pages", h->online_cpus, h->possible_cpus, h->nodes,
-                h->nodes == 1 ? "" : "s", h->page_size / 1024);
-        if (h->has_fraction)
-                fprintf(f, "; %s = %d\n", h->legacy ? SYSCTL_PCP_FRACTION : SYSCTL_PCP_HIGH_FRACTION, h->fraction);
-        else
-                fprintf(f, "; no pcp sysctl\n");
-        if (h->estimate) {
-                fprintf(f, "  estimate: min_free_kbytes %" PRIu64 " (modelled); exact with --managed NODE:ZONE=PAGES\n",
-                        h->min_free_kbytes);
-                print_wrapped(f, "  assumed: ", 11, host_shape_assumptions());
-        }
-
-        fprintf(f, "\npcp lists per zone (pages; cpus: the node's, which high is split over (0: all online CPUs);\n"
-                   "  max = high_max x page size on every online CPU's pageset)\n");
-        fprintf(f, "%-4s %-7s %11s %9s %5s %10s %6s %9s %9s %11s\n", "node", "zone", "managed", "low", "cpus",
-                "fraction", "batch", "high_min", "high_max", "max");
-        for (size_t i = 0; i < h->n_zones; i++) {
-                const PcpZone *z = &h->zones[i];
-                for (size_t k = 0; k < nf; k++) {
-                        PcpSetting s;
-                        r = pcp_model_zone(h->regime, &z->in, h->page_size, fr[k], &s);
-                        if (r < 0)
-                                return r;
-                        if (k == 0)
-                                fprintf(f, "%-4d %-7s %11" PRIu64 " %9" PRIu64 " %5u", z->node, z->name,
-                                        z->in.managed_pages, z->in.low_pages, z->in.node_cpus);
-                        else
-                                fprintf(f, "%-4s %-7s %11s %9s %5s", "", "", "", "", "");
-                        fprintf(f, " %10d %6d %9d %9d %11s\n", fr[k], s.batch, s.high_min, s.high_max,
-                                format_bytes(b1, sizeof b1, zone_max_bytes(h, z, &s)));
-                }
-        }
-        fprintf(f, "host total:");
-        for (size_t k = 0; k < nf; k++) {
-                uint64_t t = 0;
-                (void) plan_host_total_max(h, fr[k], &t);
-                fprintf(f, "%s fraction %d%s %s", k ? ";" : "", fr[k], k == 0 ? " (current)" : "",
-                        format_bytes(b1, sizeof b1, t));
-        }
-        fprintf(f, "\n");
-        {
-                char line[256];
-                snprintf(line, sizeof line,
-                         "not counted above: while pages are freed in a burst (a process exit), a CPU's list may hold up to "
-                         "batch << CONFIG_PCP_BATCH_SCALE_MAX (%d on Debian) pages more than high, per zone: up to %s "
-                         "on this host, for a moment",
-                         PCP_BATCH_SCALE_MAX_DEFAULT, format_bytes(b1, sizeof b1, host_burst_bytes(h)));
-                print_wrapped(f, "  ", 4, line);
-        }
-        plan_print_bulk_free(f, h, fr, nf);
-
-        /* Candidates: default, 8, minimum, and what each policy would choose. */
-        if (h->regime != PCP_REGIME_LEGACY) {
-                uint64_t t;
-                minimum = pcp_minimum_fraction(h->regime, h->zones, h->n_zones, h->page_size);
-                fprintf(f, "\ncandidates\n");
-                plan_host_total_max(h, 0, &t);
-                fprintf(f, "  %-58s max %s\n", "default (0): the kernel's own sizing", format_bytes(b1, sizeof b1, t));
-                plan_host_total_max(h, 8, &t);
-                fprintf(f, "  %-58s max %s\n", "8: the largest lists a fraction allows (managed/8)",
-                        format_bytes(b1, sizeof b1, t));
-                if (minimum >= 0) {
-                        char lbl[96];
-                        plan_host_total_max(h, minimum, &t);
-                        snprintf(lbl, sizeof lbl, "minimum (%d): high = 4 x batch on every zone", minimum);
-                        fprintf(f, "  %-58s max %s\n", lbl, format_bytes(b1, sizeof b1, t));
-                }
-                if (o && o->policies) {
-                        MetricValues mv;
-                        host_metrics(h, &mv);
-                        for (size_t i = 0; i < o->policies->n_policies; i++) {
-                                const Policy *p = o->policies->policies[i];
-                                Truth host = host_match_eval(&p->host, &mv);
-                                for (size_t j = 0; j < p->n_rules; j++) {
-                                        const Rule *rl = &p->rules[j];
-                                        char lbl[160], gbuf[64];
-                                        int frac = -1;
-                                        if (!rl->has_pcp_high)
-                                                continue;
-                                        PcpGoal goal = rl->pcp_high;
-                                        goal.ns_per_page = o->ns_per_page;
-                                        goal.batched = kernel_batched_free_path(&h->kernel);
-                                        int q = pcp_solve_goal(h->regime, h->zones, h->n_zones, h->page_size, &goal,
-                                                               &frac);
-                                        snprintf(lbl, sizeof lbl, "policy %s/%s: %s -> %d%s%s", p->name, rl->name,
-                                                 pcp_goal_to_string(&rl->pcp_high, gbuf, sizeof gbuf), frac,
-                                                 q == -ERANGE ? " (floor)" : "",
-                                                 host == TRUTH_TRUE ? "" : " (host: no match)");
-                                        if (q < 0 && q != -ERANGE)
-                                                fprintf(f, "  %-58s %s\n", lbl, errno_str(q));
-                                        else {
-                                                plan_host_total_max(h, frac, &t);
-                                                fprintf(f, "  %-58s max %s\n", lbl, format_bytes(b1, sizeof b1, t));
-                                        }
-                                }
-                        }
-                }
-                plan_print_holds(f, h, o);
-        }
-
-        /* Live pagesets against the model: a pageset the kernel did not recompute shows here. */
-        if (h->snap && h->snap->has_knob) {
-                PagesetCheck c;
-                if (pageset_check(h->snap, &c) >= 0) {
-                        fprintf(f, "\npagesets vs model at fraction %d: %zu of %zu values exact%s\n", c.fraction, c.exact,
-                                c.compared,
-                                c.batch_only ? " (batch only: 6.7-6.12 print only the auto-tuned high)" : "");
-                        for (size_t i = 0; i < c.n_mismatches && i < 10; i++) {
-                                const PagesetMismatch *m = &c.mismatches[i];
-                                fprintf(f, "  MISMATCH node %d %s cpu %d: %s %" PRId64 ", model %" PRId64 "\n", m->node,
-                                        m->zone, m->cpu, pageset_field_to_string(m->field), m->actual, m->expected);
-                        }
-                        if (c.n_mismatches > 10)
-                                fprintf(f, "  ... %zu more\n", c.n_mismatches - 10);
-                        if (c.n_mismatches > 0)
-                                fprintf(f, "  a rule `repair: pagesets` (or `pcptunectl repair`) makes the kernel "
-                                           "recompute them\n");
-                        if (c.dynamic_high > 0)
-                                fprintf(f, "  %zu CPU(s) show an auto-tuned high outside [high_min, high_max]: "
-                                           "clamped at their next use of the zone\n",
-                                        c.dynamic_high);
-                        pageset_check_done(&c);
-                }
-        }
-
-        /* Percpu. */
-        {
-                MemcgCost mc;
-                PercpuSplit sp;
-                plan_memcg_cost(h, o, &mc);
-                double cost = mc.bytes;
-                fprintf(f, "\npercpu\n");
-                fprintf(f, "  per memcg: %s (%s, %u possible CPUs)\n", format_bytes(b1, sizeof b1, (uint64_t) cost),
-                        percpu_basis_to_string(mc.basis), h->possible_cpus);
-                print_wrapped(f, "    basis: ", 11, mc.how);
-                if (h->snap && snapshot_percpu_split(h->snap, &mc, h->has_pstats ? &h->pstats : NULL, &sp) >= 0) {
-                        json_object *spj = percpu_split_to_json(&sp);
-                        percpu_split_print(f, "  ", spj, false);
-                        json_object_put(spj);
-                        fprintf(f, "  memcgs (%s): %" PRIu64 " live, %" PRIu64 " dying\n",
-                                cgroup_mode_to_string(h->snap->memcg.mode), h->snap->memcg.live, h->snap->memcg.dying);
-                } else if (h->snap && h->snap->meminfo.has_percpu)
-                        fprintf(f, "  Percpu now %s\n", format_bytes(b1, sizeof b1, h->snap->meminfo.percpu_kib * 1024));
-                else if (h->snap)
-                        fprintf(f, "  Percpu: unavailable (kernel < 4.7)\n");
-                if (h->has_pstats) {
-                        json_object *pj = percpu_stats_view_to_json(&h->pstats);
-                        percpu_stats_view_print(f, "  ", pj);
-                        json_object_put(pj);
-                }
-                if (o && o->containers > 0) {
-                        uint64_t n = o->containers * MAX(o->memcgs_per_container, (uint64_t) 1);
-                        fprintf(f, "  %" PRIu64 " containers x %" PRIu64 " memcg%s = %" PRIu64 " memcgs: %s%s%s\n",
-                                o->containers, MAX(o->memcgs_per_container, (uint64_t) 1),
-                                o->memcgs_per_container > 1 ? "s" : "", n,
-                                format_bytes(b1, sizeof b1, (uint64_t) (cost * (double) n)),
-                                h->snap && h->snap->meminfo.has_percpu ? ", Percpu would reach about " : "",
-                                h->snap && h->snap->meminfo.has_percpu
-                                        ? format_bytes(b3, sizeof b3,
-                                                       h->snap->meminfo.percpu_kib * 1024 + (uint64_t) (cost * (double) n))
-                                        : "");
-                        fprintf(f, "  if they are removed while page cache pins them, each dying one keeps ~%.0f%%\n",
-                                PERCPU_DYING_RETAINED * 100);
-                }
-        }
-
-        /* Kernel advisories. */
-        {
-                size_t na;
-                const Advisory *a = advisories(&na);
-                fprintf(f, "\nkernel advisories (by version; vendor kernels may have backports)\n");
-                for (size_t i = 0; i < na; i++) {
-                        bool present = advisory_present(&a[i], &h->kernel);
-                        char text[640];
-                        snprintf(text, sizeof text, "%s (%s%s): %s", a[i].name, a[i].since,
-                                 streq(a[i].confidence, "unverified") ? ", version unverified" : "",
-                                 present ? a[i].if_present : a[i].if_absent);
-                        print_wrapped(f, present ? "  yes " : "  no  ", 6, text);
-                }
-        }
-        if (h->probes.n > 0) {
-                fprintf(f, "\n");
-                kernel_probes_print(f, &h->probes);
-        }
-        return 0;
-}
+/* ---- The model: plan_to_json() builds it, one function per section. ---- */
 
 static json_object *plan_json_zone(const PlanHost *h, const PcpZone *z, const int *fr, size_t nf) {
         json_object *o = json_object_new_object(), *plans = json_object_new_array();
@@ -412,40 +196,16 @@ static json_object *plan_json_zone(const PlanHost *h, const PcpZone *z, const in
                 json_object_object_add(p, "high_max", json_object_new_int(s.high_max));
                 json_object_object_add(p, "pcp_max_bytes", json_object_new_int64((int64_t) zone_max_bytes(h, z, &s)));
                 json_object_object_add(p, "bulk_free_max_pages",
-                                       json_object_new_int(pcp_bulk_free_max_pages(
-                                               &s,
-                                               h->has_features && h->features.batch_scale_max
-                                                       ? (int) h->features.batch_scale_max_value
-                                                       : PCP_BATCH_SCALE_MAX_DEFAULT,
-                                               kernel_batched_free_path(&h->kernel))));
+                                       json_object_new_int(pcp_bulk_free_max_pages(&s, host_batch_scale_max(h),
+                                                                                   kernel_batched_free_path(&h->kernel))));
                 json_object_array_add(plans, p);
         }
         json_object_object_add(o, "plans", plans);
         return o;
 }
 
-json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
-        int fr[PLAN_MAX_FRACTIONS];
-        size_t nf = plan_fractions(h, o, fr, ELEMENTSOF(fr));
-        json_object *root = json_object_new_object(), *fa = json_object_new_array(), *zones = json_object_new_array();
-        json_object *host = json_object_new_object(), *totals = json_object_new_array();
-
-        if (!root || !fa || !zones || !host || !totals) {
-                json_object_put(root);
-                json_object_put(fa);
-                json_object_put(zones);
-                json_object_put(host);
-                json_object_put(totals);
-                return NULL;
-        }
-        json_add_schema_version(root);
-        json_object_object_add(root, "kernel", json_object_new_string(h->kernel_release));
-        for (size_t k = 0; k < nf; k++)
-                json_object_array_add(fa, json_object_new_int(fr[k]));
-        json_object_object_add(root, "fractions", fa);
-        for (size_t i = 0; i < h->n_zones; i++)
-                json_object_array_add(zones, plan_json_zone(h, &h->zones[i], fr, nf));
-        json_object_object_add(root, "zones", zones);
+static json_object *plan_json_host(const PlanHost *h) {
+        json_object *host = json_object_new_object();
 
         json_object_object_add(host, "label", json_object_new_string(h->label));
         json_object_object_add(host, "regime", json_object_new_string(pcp_regime_to_string(h->regime)));
@@ -458,151 +218,426 @@ json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
                 json_object_object_add(host, "assumptions", json_object_new_string(host_shape_assumptions()));
                 json_object_object_add(host, "min_free_kbytes", json_object_new_int64((int64_t) h->min_free_kbytes));
         }
-        if (h->has_fraction)
+        if (h->has_fraction) {
                 json_object_object_add(host, "knob",
                                        json_object_new_string(h->legacy ? SYSCTL_PCP_FRACTION : SYSCTL_PCP_HIGH_FRACTION));
-        json_object_object_add(root, "host", host);
-
-        for (size_t k = 0; k < nf; k++) {
-                uint64_t t = 0;
-                json_object *e = json_object_new_object();
-                (void) plan_host_total_max(h, fr[k], &t);
-                json_object_object_add(e, "fraction", json_object_new_int(fr[k]));
-                json_object_object_add(e, "pcp_max_bytes", json_object_new_int64((int64_t) t));
-                json_object_array_add(totals, e);
+                json_object_object_add(host, "fraction", json_object_new_int(h->fraction));
         }
+        return host;
+}
+
+static json_object *plan_json_total(const PlanHost *h, int fraction) {
+        json_object *e = json_object_new_object();
+        uint64_t t = 0;
+
+        (void) plan_host_total_max(h, fraction, &t);
+        json_object_object_add(e, "fraction", json_object_new_int(fraction));
+        json_object_object_add(e, "pcp_max_bytes", json_object_new_int64((int64_t) t));
+        return e;
+}
+
+/* The fractions worth comparing: the default (0), the largest lists (8) and the minimum. */
+static json_object *plan_json_candidate_totals(const PlanHost *h, int minimum) {
+        json_object *a = json_object_new_array();
+
+        json_object_array_add(a, plan_json_total(h, 0));
+        json_object_array_add(a, plan_json_total(h, 8));
+        if (minimum >= 0)
+                json_object_array_add(a, plan_json_total(h, minimum));
+        return a;
+}
+
+/* What each policy's pcp.high rule would choose on this host, solved as the daemon solves it. */
+static json_object *plan_json_policies(const PlanHost *h, const PlanOptions *o) {
+        json_object *pa = json_object_new_array();
+        MetricValues mv;
+
+        host_metrics(h, &mv);
+        for (size_t i = 0; pa && i < o->policies->n_policies; i++) {
+                const Policy *p = o->policies->policies[i];
+                Truth hm = host_match_eval(&p->host, &mv);
+                for (size_t j = 0; j < p->n_rules; j++) {
+                        const Rule *rl = &p->rules[j];
+                        PcpGoal goal = rl->pcp_high;
+                        char gbuf[64];
+                        int frac = -1, q;
+                        json_object *e;
+                        if (!rl->has_pcp_high)
+                                continue;
+                        goal.ns_per_page = o->ns_per_page;
+                        goal.batched = kernel_batched_free_path(&h->kernel);
+                        q = pcp_solve_goal(h->regime, h->zones, h->n_zones, h->page_size, &goal, &frac);
+                        e = json_object_new_object();
+                        json_object_object_add(e, "policy", json_object_new_string(p->name));
+                        json_object_object_add(e, "rule", json_object_new_string(rl->name));
+                        json_object_object_add(e, "goal", json_object_new_string(
+                                                                  pcp_goal_to_string(&rl->pcp_high, gbuf, sizeof gbuf)));
+                        json_object_object_add(e, "host_matches", json_object_new_boolean(hm == TRUTH_TRUE));
+                        if (q >= 0 || q == -ERANGE) {
+                                uint64_t t = 0;
+                                (void) plan_host_total_max(h, frac, &t);
+                                json_object_object_add(e, "fraction", json_object_new_int(frac));
+                                json_object_object_add(e, "pcp_max_bytes", json_object_new_int64((int64_t) t));
+                                json_object_object_add(e, "below_floor", json_object_new_boolean(q == -ERANGE));
+                        } else
+                                json_object_object_add(e, "error", json_object_new_string(errno_str(q)));
+                        json_object_array_add(pa, e);
+                }
+        }
+        return pa;
+}
+
+static json_object *plan_json_pagesets(const PagesetCheck *c) {
+        json_object *pc = json_object_new_object(), *mm = json_object_new_array();
+
+        json_object_object_add(pc, "fraction", json_object_new_int(c->fraction));
+        json_object_object_add(pc, "compared", json_object_new_int64((int64_t) c->compared));
+        json_object_object_add(pc, "exact", json_object_new_int64((int64_t) c->exact));
+        json_object_object_add(pc, "batch_only", json_object_new_boolean(c->batch_only));
+        json_object_object_add(pc, "dynamic_high", json_object_new_int64((int64_t) c->dynamic_high));
+        for (size_t i = 0; mm && i < c->n_mismatches; i++) {
+                const PagesetMismatch *m = &c->mismatches[i];
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "node", json_object_new_int(m->node));
+                json_object_object_add(e, "zone", json_object_new_string(m->zone));
+                json_object_object_add(e, "cpu", json_object_new_int(m->cpu));
+                json_object_object_add(e, "field", json_object_new_string(pageset_field_to_string(m->field)));
+                json_object_object_add(e, "actual", json_object_new_int64(m->actual));
+                json_object_object_add(e, "expected", json_object_new_int64(m->expected));
+                json_object_array_add(mm, e);
+        }
+        json_object_object_add(pc, "mismatches", mm);
+        return pc;
+}
+
+/* Percpu: the split of a snapshot (percpu_split_to_json()) and the per-memcg cost, the projection for --containers. */
+static json_object *plan_json_percpu(const PlanHost *h, const PlanOptions *o) {
+        const Snapshot *s = h->snap;
+        json_object *pc = NULL;
+        PercpuSplit sp;
+        MemcgCost mc;
+
+        plan_memcg_cost(h, o, &mc);
+        if (s && snapshot_percpu_split(s, &mc, h->has_pstats ? &h->pstats : NULL, &sp) >= 0)
+                pc = percpu_split_to_json(&sp);
+        if (!pc)
+                pc = json_object_new_object();
+        if (!pc)
+                return NULL;
+        if (s && s->meminfo.has_percpu)
+                json_object_object_add(pc, "percpu_bytes", json_object_new_int64((int64_t) s->meminfo.percpu_kib * 1024));
+        json_object_object_add(pc, "memcg_cost_bytes", json_object_new_int64((int64_t) mc.bytes));
+        json_object_object_add(pc, "memcg_cost_measured", json_object_new_boolean(mc.basis == PERCPU_BASIS_MEASURED));
+        json_object_object_add(pc, "memcg_cost_basis", json_object_new_string(mc.how));
+        json_object_object_add(pc, "memcg_cost_method", json_object_new_string(percpu_basis_to_string(mc.basis)));
+        if (s)
+                json_object_object_add(pc, "memcg_mode", json_object_new_string(cgroup_mode_to_string(
+                                                                 s->has_memcg ? s->memcg.mode : CGROUP_MEMORY_NONE)));
+        if (s && s->has_memcg && s->memcg.mode != CGROUP_MEMORY_NONE) {
+                json_object_object_add(pc, "memcg_live", json_object_new_int64((int64_t) s->memcg.live));
+                json_object_object_add(pc, "memcg_dying", json_object_new_int64((int64_t) s->memcg.dying));
+        }
+        if (h->has_pstats)
+                json_object_object_add(pc, "percpu_stats", percpu_stats_view_to_json(&h->pstats));
+        if (o && o->containers > 0) {
+                uint64_t per = MAX(o->memcgs_per_container, (uint64_t) 1), n = o->containers * per;
+                json_object_object_add(pc, "containers", json_object_new_int64((int64_t) o->containers));
+                json_object_object_add(pc, "memcgs_per_container", json_object_new_int64((int64_t) per));
+                json_object_object_add(pc, "memcgs", json_object_new_int64((int64_t) n));
+                json_object_object_add(pc, "projected_bytes", json_object_new_int64((int64_t) (mc.bytes * (double) n)));
+        }
+        return pc;
+}
+
+static json_object *plan_json_advisories(const PlanHost *h) {
+        json_object *aa = json_object_new_array();
+        size_t na;
+        const Advisory *a = advisories(&na);
+
+        for (size_t i = 0; aa && i < na; i++) {
+                bool present = advisory_present(&a[i], &h->kernel);
+                json_object *e = json_object_new_object();
+                json_object_object_add(e, "mechanism", json_object_new_string(a[i].name));
+                json_object_object_add(e, "since", json_object_new_string(a[i].since));
+                json_object_object_add(e, "present", json_object_new_boolean(present));
+                json_object_object_add(e, "meaning", json_object_new_string(present ? a[i].if_present : a[i].if_absent));
+                json_object_object_add(e, "confidence", json_object_new_string(a[i].confidence));
+                json_object_array_add(aa, e);
+        }
+        return aa;
+}
+
+static json_object *plan_json_contrib(const KernelFeatures *k) {
+        json_object *c = json_object_new_object();
+
+        json_object_object_add(c, "fraction_floor", json_object_new_string(feature_state_to_string(k->fraction_floor)));
+        json_object_object_add(c, "pcp_batch_scale_max",
+                               k->batch_scale_max ? json_object_new_int64(k->batch_scale_max_value) : NULL);
+        json_object_object_add(c, "percpu_sysfs", json_object_new_boolean(k->percpu_sysfs));
+        json_object_object_add(c, "percpu_depopulate", json_object_new_boolean(k->percpu_depopulate));
+        return c;
+}
+
+json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
+        int fr[PLAN_MAX_FRACTIONS];
+        size_t nf = plan_fractions(h, o, fr, ELEMENTSOF(fr));
+        json_object *root = json_object_new_object(), *fa = json_object_new_array(), *zones = json_object_new_array();
+        json_object *totals = json_object_new_array();
+        PagesetCheck c;
+
+        if (!root || !fa || !zones || !totals) {
+                json_object_put(root);
+                json_object_put(fa);
+                json_object_put(zones);
+                json_object_put(totals);
+                return NULL;
+        }
+        json_add_schema_version(root);
+        json_object_object_add(root, "kernel", json_object_new_string(h->kernel_release));
+        for (size_t k = 0; k < nf; k++) {
+                json_object_array_add(fa, json_object_new_int(fr[k]));
+                json_object_array_add(totals, plan_json_total(h, fr[k]));
+        }
+        json_object_object_add(root, "fractions", fa);
+        for (size_t i = 0; i < h->n_zones; i++)
+                json_object_array_add(zones, plan_json_zone(h, &h->zones[i], fr, nf));
+        json_object_object_add(root, "zones", zones);
+        json_object_object_add(root, "host", plan_json_host(h));
         json_object_object_add(root, "totals", totals);
         json_object_object_add(root, "burst_overshoot_bytes", json_object_new_int64((int64_t) host_burst_bytes(h)));
-
         if (h->regime != PCP_REGIME_LEGACY) {
                 int minimum = pcp_minimum_fraction(h->regime, h->zones, h->n_zones, h->page_size);
                 if (minimum >= 0)
                         json_object_object_add(root, "minimum_fraction", json_object_new_int(minimum));
+                json_object_object_add(root, "candidate_totals", plan_json_candidate_totals(h, minimum));
                 json_object_object_add(root, "bulk_free", plan_holds_to_json(h, o));
+                if (o && o->policies)
+                        json_object_object_add(root, "policies", plan_json_policies(h, o));
         }
-
-        if (o && o->policies && h->regime != PCP_REGIME_LEGACY) {
-                json_object *pa = json_object_new_array();
-                MetricValues mv;
-                host_metrics(h, &mv);
-                for (size_t i = 0; i < o->policies->n_policies; i++) {
-                        const Policy *p = o->policies->policies[i];
-                        Truth hm = host_match_eval(&p->host, &mv);
-                        for (size_t j = 0; j < p->n_rules; j++) {
-                                const Rule *rl = &p->rules[j];
-                                char gbuf[64];
-                                int frac = -1, q;
-                                uint64_t t = 0;
-                                json_object *e;
-                                if (!rl->has_pcp_high)
-                                        continue;
-                                q = pcp_solve_goal(h->regime, h->zones, h->n_zones, h->page_size, &rl->pcp_high, &frac);
-                                e = json_object_new_object();
-                                json_object_object_add(e, "policy", json_object_new_string(p->name));
-                                json_object_object_add(e, "rule", json_object_new_string(rl->name));
-                                json_object_object_add(e, "goal", json_object_new_string(
-                                                                          pcp_goal_to_string(&rl->pcp_high, gbuf, sizeof gbuf)));
-                                json_object_object_add(e, "host_matches", json_object_new_boolean(hm == TRUTH_TRUE));
-                                if (q >= 0 || q == -ERANGE) {
-                                        (void) plan_host_total_max(h, frac, &t);
-                                        json_object_object_add(e, "fraction", json_object_new_int(frac));
-                                        json_object_object_add(e, "pcp_max_bytes", json_object_new_int64((int64_t) t));
-                                        json_object_object_add(e, "below_floor", json_object_new_boolean(q == -ERANGE));
-                                } else
-                                        json_object_object_add(e, "error", json_object_new_string(errno_str(q)));
-                                json_object_array_add(pa, e);
-                        }
-                }
-                json_object_object_add(root, "policies", pa);
+        if (h->snap && h->snap->has_knob && pageset_check(h->snap, &c) >= 0) {
+                json_object_object_add(root, "pagesets", plan_json_pagesets(&c));
+                pageset_check_done(&c);
         }
-
-        if (h->snap && h->snap->has_knob) {
-                PagesetCheck c;
-                if (pageset_check(h->snap, &c) >= 0) {
-                        json_object *pc = json_object_new_object(), *mm = json_object_new_array();
-                        json_object_object_add(pc, "fraction", json_object_new_int(c.fraction));
-                        json_object_object_add(pc, "compared", json_object_new_int64((int64_t) c.compared));
-                        json_object_object_add(pc, "exact", json_object_new_int64((int64_t) c.exact));
-                        json_object_object_add(pc, "batch_only", json_object_new_boolean(c.batch_only));
-                        json_object_object_add(pc, "dynamic_high", json_object_new_int64((int64_t) c.dynamic_high));
-                        for (size_t i = 0; i < c.n_mismatches; i++) {
-                                const PagesetMismatch *m = &c.mismatches[i];
-                                json_object *e = json_object_new_object();
-                                json_object_object_add(e, "node", json_object_new_int(m->node));
-                                json_object_object_add(e, "zone", json_object_new_string(m->zone));
-                                json_object_object_add(e, "cpu", json_object_new_int(m->cpu));
-                                json_object_object_add(e, "field", json_object_new_string(pageset_field_to_string(m->field)));
-                                json_object_object_add(e, "actual", json_object_new_int64(m->actual));
-                                json_object_object_add(e, "expected", json_object_new_int64(m->expected));
-                                json_object_array_add(mm, e);
-                        }
-                        json_object_object_add(pc, "mismatches", mm);
-                        json_object_object_add(root, "pagesets", pc);
-                        pageset_check_done(&c);
-                }
-        }
-
-        {
-                MemcgCost mc;
-                PercpuSplit sp;
-                plan_memcg_cost(h, o, &mc);
-                double cost = mc.bytes;
-                json_object *pc = NULL;
-                if (h->snap && snapshot_percpu_split(h->snap, &mc, h->has_pstats ? &h->pstats : NULL, &sp) >= 0)
-                        pc = percpu_split_to_json(&sp);
-                if (!pc)
-                        pc = json_object_new_object();
-                if (h->snap && h->snap->meminfo.has_percpu)
-                        json_object_object_add(pc, "percpu_bytes",
-                                               json_object_new_int64((int64_t) h->snap->meminfo.percpu_kib * 1024));
-                json_object_object_add(pc, "memcg_cost_bytes", json_object_new_int64((int64_t) cost));
-                json_object_object_add(pc, "memcg_cost_measured", json_object_new_boolean(mc.basis == PERCPU_BASIS_MEASURED));
-                json_object_object_add(pc, "memcg_cost_basis", json_object_new_string(mc.how));
-                if (h->snap && h->snap->has_memcg && h->snap->memcg.mode != CGROUP_MEMORY_NONE) {
-                        json_object_object_add(pc, "memcg_live", json_object_new_int64((int64_t) h->snap->memcg.live));
-                        json_object_object_add(pc, "memcg_dying", json_object_new_int64((int64_t) h->snap->memcg.dying));
-                }
-                if (h->has_pstats)
-                        json_object_object_add(pc, "percpu_stats", percpu_stats_view_to_json(&h->pstats));
-                if (o && o->containers > 0) {
-                        uint64_t n = o->containers * MAX(o->memcgs_per_container, (uint64_t) 1);
-                        json_object_object_add(pc, "containers", json_object_new_int64((int64_t) o->containers));
-                        json_object_object_add(pc, "memcgs", json_object_new_int64((int64_t) n));
-                        json_object_object_add(pc, "projected_bytes", json_object_new_int64((int64_t) (cost * (double) n)));
-                }
-                json_object_object_add(root, "percpu", pc);
-        }
-
-        {
-                size_t na;
-                const Advisory *a = advisories(&na);
-                json_object *aa = json_object_new_array();
-                for (size_t i = 0; i < na; i++) {
-                        bool present = advisory_present(&a[i], &h->kernel);
-                        json_object *e = json_object_new_object();
-                        json_object_object_add(e, "mechanism", json_object_new_string(a[i].name));
-                        json_object_object_add(e, "since", json_object_new_string(a[i].since));
-                        json_object_object_add(e, "present", json_object_new_boolean(present));
-                        json_object_object_add(e, "meaning", json_object_new_string(present ? a[i].if_present
-                                                                                            : a[i].if_absent));
-                        json_object_object_add(e, "confidence", json_object_new_string(a[i].confidence));
-                        json_object_array_add(aa, e);
-                }
-                if (h->has_features) {
-                        const KernelFeatures *k = &h->features;
-                        json_object *c = json_object_new_object();
-                        json_object_object_add(c, "fraction_floor",
-                                               json_object_new_string(feature_state_to_string(k->fraction_floor)));
-                        json_object_object_add(c, "pcp_batch_scale_max",
-                                               k->batch_scale_max ? json_object_new_int64(k->batch_scale_max_value) : NULL);
-                        json_object_object_add(c, "percpu_sysfs", json_object_new_boolean(k->percpu_sysfs));
-                        json_object_object_add(c, "percpu_depopulate", json_object_new_boolean(k->percpu_depopulate));
-                        json_object_object_add(root, "contrib", c);
-                }
-                json_object_object_add(root, "advisories", aa);
-                json_object_object_add(root, "probes", kernel_probes_to_json(&h->probes));
-        }
+        json_object_object_add(root, "percpu", plan_json_percpu(h, o));
+        if (h->has_features)
+                json_object_object_add(root, "contrib", plan_json_contrib(&h->features));
+        json_object_object_add(root, "advisories", plan_json_advisories(h));
+        json_object_object_add(root, "probes", kernel_probes_to_json(&h->probes));
         return root;
+}
+
+/* ---- The text, rendered from the model. ---- */
+
+static void plan_print_host(FILE *f, json_object *j) {
+        json_object *host = view_get(j, "host");
+        int64_t nodes = view_i64(host, "nodes", 0);
+
+        fprintf(f, "host %s: kernel %s (%s)\n", view_str(host, "label", ""), view_str(j, "kernel", ""),
+                regime_explained(view_str(host, "regime", "")));
+        fprintf(f, "  %" PRId64 " CPUs online, %" PRId64 " possible, %" PRId64 " node%s, %" PRId64 " KiB pages",
+                view_i64(host, "online_cpus", 0), view_i64(host, "possible_cpus", 0), nodes, nodes == 1 ? "" : "s",
+                view_i64(host, "page_size", 0) / 1024);
+        if (view_has(host, "knob"))
+                fprintf(f, "; %s = %" PRId64 "\n", view_str(host, "knob", ""), view_i64(host, "fraction", 0));
+        else
+                fprintf(f, "; no pcp sysctl\n");
+        if (view_bool(host, "estimate")) {
+                fprintf(f, "  estimate: min_free_kbytes %" PRId64 " (modelled); exact with --managed NODE:ZONE=PAGES\n",
+                        view_i64(host, "min_free_kbytes", 0));
+                print_wrapped(f, "  assumed: ", 11, view_str(host, "assumptions", ""));
+        }
+}
+
+/* The largest bulk-free max over the zones at fraction index k. */
+static int64_t plan_bulk_free_max(json_object *j, size_t k) {
+        int64_t most = 0;
+        for (size_t i = 0; i < view_len(j, "zones"); i++)
+                most = MAX(most, view_i64(view_idx(view_idx(j, "zones", i), "plans", k), "bulk_free_max_pages", 0));
+        return most;
+}
+
+static void plan_print_zones(FILE *f, json_object *j) {
+        size_t nf = view_len(j, "fractions");
+        char b1[32], line[512];
+        size_t n;
+
+        fprintf(f, "\npcp lists per zone (pages; cpus: the node's, which high is split over (0: all online CPUs);\n"
+                   "  max = high_max x page size on every online CPU's pageset)\n");
+        fprintf(f, "%-4s %-7s %11s %9s %5s %10s %6s %9s %9s %11s\n", "node", "zone", "managed", "low", "cpus",
+                "fraction", "batch", "high_min", "high_max", "max");
+        for (size_t i = 0; i < view_len(j, "zones"); i++) {
+                json_object *z = view_idx(j, "zones", i);
+                for (size_t k = 0; k < view_len(z, "plans"); k++) {
+                        json_object *p = view_idx(z, "plans", k);
+                        if (k == 0)
+                                fprintf(f, "%-4" PRId64 " %-7s %11" PRId64 " %9" PRId64 " %5" PRId64, view_i64(z, "node", 0),
+                                        view_str(z, "zone", ""), view_i64(z, "managed_pages", 0),
+                                        view_i64(z, "low_pages", 0), view_i64(z, "cpus", 0));
+                        else
+                                fprintf(f, "%-4s %-7s %11s %9s %5s", "", "", "", "", "");
+                        fprintf(f, " %10" PRId64 " %6" PRId64 " %9" PRId64 " %9" PRId64 " %11s\n", view_i64(p, "fraction", 0),
+                                view_i64(p, "batch", 0), view_i64(p, "high_min", 0), view_i64(p, "high_max", 0),
+                                view_bytes(p, "pcp_max_bytes", b1, sizeof b1, "0 B"));
+                }
+        }
+        fprintf(f, "host total:");
+        for (size_t k = 0; k < view_len(j, "totals"); k++) {
+                json_object *t = view_idx(j, "totals", k);
+                fprintf(f, "%s fraction %" PRId64 "%s %s", k ? ";" : "", view_i64(t, "fraction", 0),
+                        k == 0 ? " (current)" : "", view_bytes(t, "pcp_max_bytes", b1, sizeof b1, "0 B"));
+        }
+        fprintf(f, "\n");
+        snprintf(line, sizeof line,
+                 "not counted above: while pages are freed in a burst (a process exit), a CPU's list may hold up to "
+                 "batch << CONFIG_PCP_BATCH_SCALE_MAX (%d on Debian) pages more than high, per zone: up to %s "
+                 "on this host, for a moment",
+                 PCP_BATCH_SCALE_MAX_DEFAULT, view_bytes(j, "burst_overshoot_bytes", b1, sizeof b1, "0 B"));
+        print_wrapped(f, "  ", 4, line);
+        if (!view_has(j, "bulk_free"))
+                return;
+        n = (size_t) snprintf(line, sizeof line, "zone->lock per bulk free at exit (%s):",
+                              view_bool(j, "bulk_free.batched") ? "batched: at most batch pages"
+                                                                : "not batched: min(batch << scale_max, high - batch)");
+        for (size_t k = 0; k < nf && n < sizeof line; k++)
+                n += (size_t) snprintf(line + n, sizeof line - n, "%s fraction %" PRId64 ": up to %" PRId64 " pages",
+                                       k ? ";" : "", json_object_get_int64(view_idx(j, "fractions", k)),
+                                       plan_bulk_free_max(j, k));
+        print_wrapped(f, "  ", 4, line);
+}
+
+/* Candidates: default, 8, minimum, and what each policy would choose. */
+static void plan_print_candidates(FILE *f, json_object *j) {
+        static const char *const what[] = { "default (0): the kernel's own sizing",
+                                            "8: the largest lists a fraction allows (managed/8)" };
+        char b1[32], lbl[160];
+
+        fprintf(f, "\ncandidates\n");
+        for (size_t i = 0; i < view_len(j, "candidate_totals"); i++) {
+                json_object *c = view_idx(j, "candidate_totals", i);
+                if (i < ELEMENTSOF(what))
+                        snprintf(lbl, sizeof lbl, "%s", what[i]);
+                else
+                        snprintf(lbl, sizeof lbl, "minimum (%" PRId64 "): high = 4 x batch on every zone",
+                                 view_i64(c, "fraction", 0));
+                fprintf(f, "  %-58s max %s\n", lbl, view_bytes(c, "pcp_max_bytes", b1, sizeof b1, "0 B"));
+        }
+        for (size_t i = 0; i < view_len(j, "policies"); i++) {
+                json_object *e = view_idx(j, "policies", i);
+                snprintf(lbl, sizeof lbl, "policy %s/%s: %s -> %" PRId64 "%s%s", view_str(e, "policy", ""),
+                         view_str(e, "rule", ""), view_str(e, "goal", ""), view_i64(e, "fraction", -1),
+                         view_bool(e, "below_floor") ? " (floor)" : "", view_bool(e, "host_matches") ? "" : " (host: no match)");
+                if (view_has(e, "error"))
+                        fprintf(f, "  %-58s %s\n", lbl, view_str(e, "error", ""));
+                else
+                        fprintf(f, "  %-58s max %s\n", lbl, view_bytes(e, "pcp_max_bytes", b1, sizeof b1, "0 B"));
+        }
+}
+
+/* Live pagesets against the model: a pageset the kernel did not recompute shows here. */
+static void plan_print_pagesets(FILE *f, json_object *c) {
+        size_t n = view_len(c, "mismatches");
+
+        fprintf(f, "\npagesets vs model at fraction %" PRId64 ": %" PRId64 " of %" PRId64 " values exact%s\n",
+                view_i64(c, "fraction", 0), view_i64(c, "exact", 0), view_i64(c, "compared", 0),
+                view_bool(c, "batch_only") ? " (batch only: 6.7-6.12 print only the auto-tuned high)" : "");
+        for (size_t i = 0; i < n && i < 10; i++) {
+                json_object *m = view_idx(c, "mismatches", i);
+                fprintf(f, "  MISMATCH node %" PRId64 " %s cpu %" PRId64 ": %s %" PRId64 ", model %" PRId64 "\n",
+                        view_i64(m, "node", 0), view_str(m, "zone", ""), view_i64(m, "cpu", 0), view_str(m, "field", ""),
+                        view_i64(m, "actual", 0), view_i64(m, "expected", 0));
+        }
+        if (n > 10)
+                fprintf(f, "  ... %zu more\n", n - 10);
+        if (n > 0)
+                fprintf(f, "  a rule `repair: pagesets` (or `pcptunectl repair`) makes the kernel recompute them\n");
+        if (view_i64(c, "dynamic_high", 0) > 0)
+                fprintf(f, "  %" PRId64 " CPU(s) show an auto-tuned high outside [high_min, high_max]: "
+                           "clamped at their next use of the zone\n",
+                        view_i64(c, "dynamic_high", 0));
+}
+
+static void plan_print_percpu(FILE *f, json_object *j) {
+        json_object *pc = view_get(j, "percpu");
+        bool snap = !view_bool(j, "host.estimate");
+        char b1[32], b3[32];
+
+        fprintf(f, "\npercpu\n");
+        fprintf(f, "  per memcg: %s (%s, %" PRId64 " possible CPUs)\n", view_bytes(pc, "memcg_cost_bytes", b1, sizeof b1, "0 B"),
+                view_str(pc, "memcg_cost_method", ""), view_i64(j, "host.possible_cpus", 0));
+        print_wrapped(f, "    basis: ", 11, view_str(pc, "memcg_cost_basis", ""));
+        if (view_has(pc, "total_bytes")) {
+                percpu_split_print(f, "  ", pc, false);
+                fprintf(f, "  memcgs (%s): %" PRId64 " live, %" PRId64 " dying\n", view_str(pc, "memcg_mode", ""),
+                        view_i64(pc, "memcg_live", 0), view_i64(pc, "memcg_dying", 0));
+        } else if (view_has(pc, "percpu_bytes"))
+                fprintf(f, "  Percpu now %s\n", view_bytes(pc, "percpu_bytes", b1, sizeof b1, ""));
+        else if (snap)
+                fprintf(f, "  Percpu: unavailable (kernel < 4.7)\n");
+        if (view_has(pc, "percpu_stats"))
+                percpu_stats_view_print(f, "  ", view_get(pc, "percpu_stats"));
+        if (!view_has(pc, "containers"))
+                return;
+        int64_t per = view_i64(pc, "memcgs_per_container", 1), grown = 0;
+        if (view_has(pc, "percpu_bytes"))
+                grown = view_i64(pc, "percpu_bytes", 0) + view_i64(pc, "projected_bytes", 0);
+        fprintf(f, "  %" PRId64 " containers x %" PRId64 " memcg%s = %" PRId64 " memcgs: %s%s%s\n",
+                view_i64(pc, "containers", 0), per, per > 1 ? "s" : "", view_i64(pc, "memcgs", 0),
+                view_bytes(pc, "projected_bytes", b1, sizeof b1, "0 B"),
+                view_has(pc, "percpu_bytes") ? ", Percpu would reach about " : "",
+                view_has(pc, "percpu_bytes") ? format_bytes(b3, sizeof b3, (uint64_t) grown) : "");
+        fprintf(f, "  if they are removed while page cache pins them, each dying one keeps ~%.0f%%\n",
+                PERCPU_DYING_RETAINED * 100);
+}
+
+static void plan_print_advisories(FILE *f, json_object *j) {
+        fprintf(f, "\nkernel advisories (by version; vendor kernels may have backports)\n");
+        for (size_t i = 0; i < view_len(j, "advisories"); i++) {
+                json_object *a = view_idx(j, "advisories", i);
+                char text[640];
+                snprintf(text, sizeof text, "%s (%s%s): %s", view_str(a, "mechanism", ""), view_str(a, "since", ""),
+                         streq(view_str(a, "confidence", ""), "unverified") ? ", version unverified" : "",
+                         view_str(a, "meaning", ""));
+                print_wrapped(f, view_bool(a, "present") ? "  yes " : "  no  ", 6, text);
+        }
+        if (view_len(j, "probes") > 0) {
+                fprintf(f, "\n");
+                kernel_probes_print_json(f, view_get(j, "probes"));
+        }
+}
+
+void plan_print_model(FILE *f, json_object *j) {
+        plan_print_host(f, j);
+        plan_print_zones(f, j);
+        if (view_has(j, "candidate_totals")) {
+                plan_print_candidates(f, j);
+                plan_print_holds_model(f, view_get(j, "bulk_free"));
+        }
+        if (view_has(j, "pagesets"))
+                plan_print_pagesets(f, view_get(j, "pagesets"));
+        plan_print_percpu(f, j);
+        plan_print_advisories(f, j);
+}
+
+int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
+        int fr[PLAN_MAX_FRACTIONS];
+        size_t nf = plan_fractions(h, o, fr, ELEMENTSOF(fr));
+        json_object *j;
+        int r;
+
+        /* A fraction the model refuses on a zone prints nothing rather than a table with a gap. */
+        for (size_t i = 0; i < h->n_zones; i++)
+                for (size_t k = 0; k < nf; k++) {
+                        PcpSetting s;
+                        r = pcp_model_zone(h->regime, &h->zones[i].in, h->page_size, fr[k], &s);
+                        if (r < 0)
+                                return r;
+                }
+        j = plan_to_json(h, o);
+        if (!j)
+                return -ENOMEM;
+        plan_print_model(f, j);
+        json_object_put(j);
+        return 0;
 }
 
 void plan_print_csv(FILE *f, const PlanHost *h, const PlanOptions *o, bool header) {

@@ -66,14 +66,18 @@ typedef struct PlanOptions {
 /* The fractions plan evaluates for a host: the current one, then each --fraction (duplicates dropped). */
 size_t plan_fractions(const PlanHost *h, const PlanOptions *o, int *ret, size_t max);
 
-/* Human report, tables under 100 columns.  0 or -errno. */
+/* Human report, tables under 100 columns: plan_to_json() rendered by plan_print_model().  0, -EINVAL if the
+ * model refuses a fraction on a zone (nothing printed), -ENOMEM. */
 int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o);
+/* The text of a plan_to_json() model. */
+void plan_print_model(FILE *f, json_object *model);
 
 /*
  * The JSON contract (tests pin it): {"kernel", "fractions": [int...], "zones": [{"node", "zone",
  * "managed_pages", "low_pages", "cpus", "plans": [{"fraction", "batch", "high_min", "high_max",
- * "pcp_max_bytes"}]}]} plus further keys (host, minimum_fraction, policies, percpu, advisories,
- * pagesets).  NULL on ENOMEM.
+ * "pcp_max_bytes"}]}]} plus further keys (host, totals, minimum_fraction, candidate_totals, bulk_free,
+ * policies, pagesets, percpu, contrib, advisories, probes).  It is the view's model: plan_print() renders its
+ * text from it.  NULL on ENOMEM.
  */
 json_object *plan_to_json(const PlanHost *h, const PlanOptions *o);
 
@@ -85,8 +89,9 @@ json_object *plan_to_json(const PlanHost *h, const PlanOptions *o);
  * PCP_GOAL_BULK_FREE_P99).  Without a calibration the pages are shown and
  * it says there is none.
  */
-void plan_print_holds(FILE *f, const PlanHost *h, const PlanOptions *o);
 json_object *plan_holds_to_json(const PlanHost *h, const PlanOptions *o);
+/* The text of a plan_holds_to_json() object. */
+void plan_print_holds_model(FILE *f, json_object *holds);
 
 
 /* The most pcp lists may hold at a fraction, in bytes: host_pcp_max_bytes() over the host's zones.  0 or -errno. */
