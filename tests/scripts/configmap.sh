@@ -9,28 +9,13 @@
 # from those lines.  pcptuned runs on a copy of a fixture root where sysctl
 # writes land in a file.  Prints TAP.
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/fake-root.sh"
 
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root: policy files must be owned by root"
-tmp=$(mktemp -d /tmp/pcptune-configmap.XXXXXX)
-daemon_pid=""
-cleanup() {
-	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-cp -r "$FIXTURES/6.18.44-fc-live-smp2-24G/root" "$tmp/root"; chmod -R u+w "$tmp/root"
-frac() { cat "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction"; }
-frac_is() { [ "$(frac)" = "$1" ]; }
-start_daemon() { # policy-dir
-	: >"$tmp/log"
-	"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$1" --interval 200ms >>"$tmp/log" 2>&1 &
-	daemon_pid=$!
-}
-stop_daemon() {
-	kill -TERM "$daemon_pid" 2>/dev/null; wait "$daemon_pid" 2>/dev/null; daemon_pid=""
-}
-log_has() { grep -q -- "$1" "$tmp/log"; }
+fake_root_init configmap
+set_root
+# Each run's log alone: reloads are counted from it.
+start_daemon_fresh_log() { : >"$tmp/log"; start_daemon "$1"; }
 loads() { grep -c "Loaded [0-9]* polic[a-z]* from $1\$" "$tmp/log"; }
 loads_are() { [ "$(loads "$1")" = "$2" ]; }
 # Quiet for longer than the 300 ms debounce: no reload is pending.
@@ -79,7 +64,7 @@ mkdir -m 0777 "$vol"; chmod 0777 "$vol"
 kubelet_update "$vol" "50-pcp.yaml=$minimum"
 
 # --- start: the ConfigMap's layout loads (its directory is 0777, the data directory is checked).
-start_daemon "$vol"
+start_daemon_fresh_log "$vol"
 if wait_for 50 frac_is "$want" && loads_are "$vol" 1; then
 	tap_ok "a ConfigMap volume loads at start (fraction $want, one load)"
 else
@@ -155,7 +140,7 @@ printf '%s\n' "$thousand" >"$tmp/targets/b/50-pcp.yaml"
 chmod 0644 "$tmp"/targets/*/*.yaml
 link=$tmp/policies.d
 ln -s targets/a "$link"
-start_daemon "$link"
+start_daemon_fresh_log "$link"
 wait_for 50 frac_is "$want"
 ln -sfn targets/b "$link"
 if wait_for 50 frac_is 1000 && settle && loads_are "$link" 2; then
@@ -181,7 +166,7 @@ printf '%s\n' "$minimum" >"$tmp/trees/a/policies/50-pcp.yaml"
 printf '%s\n' "$thousand" >"$tmp/trees/b/policies/50-pcp.yaml"
 chmod 0644 "$tmp"/trees/*/policies/*.yaml
 ln -s trees/a "$tmp/top"
-start_daemon "$tmp/top/policies"
+start_daemon_fresh_log "$tmp/top/policies"
 wait_for 50 frac_is "$want"
 ln -sfn trees/b "$tmp/top"
 kill -HUP "$daemon_pid"

@@ -6,23 +6,10 @@
 # admin-wins rule, resume, reload (good and bad), the state-dir lock, restore
 # by hand and kernels before 5.14.  Prints TAP.
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/fake-root.sh"
 
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root: policy files must be owned by root"
-tmp=$(mktemp -d /tmp/pcptune-engine.XXXXXX)
-daemon_pid=""
-cleanup() {
-	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-set_root() { rm -rf "$tmp/root"; cp -r "$FIXTURES/$1/root" "$tmp/root"; chmod -R u+w "$tmp/root"; }
-frac() { cat "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction"; }
-frac_is() { [ "$(frac)" = "$1" ]; }
-policy_dir() { # name -> a root-owned 0644 copy of tests/policies/name
-	d=$tmp/pol-$1; rm -rf "$d"; mkdir -p "$d"
-	cp "$top_srcdir"/tests/policies/"$1"/*.yaml "$d"/ 2>/dev/null; chmod 0644 "$d"/* 2>/dev/null; echo "$d"
-}
+fake_root_init engine
 # Independent oracle for `minimum`: per populated zone F = managed / (cpus * (4 * batch + 1)) + 1,
 # the largest over zones, at least 8 (zone_highsize(), mm/page_alloc.c; cpus = online CPUs of the zone's node, all
 # online CPUs -- one pageset each in the zone -- for a node without CPUs, as zone_highsize() does).
@@ -45,19 +32,6 @@ minimum_oracle() { # zoneinfo-file root
 	/^              batch:/ && pagesets > online { online = pagesets }
 	END { if (best < 8) best = 8; print best }' "$1"
 }
-start_daemon() { # policy-dir [extra args]
-	pd=$1; shift
-	"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$pd" --interval 200ms "$@" \
-		>>"$tmp/log" 2>&1 &
-	daemon_pid=$!
-}
-stop_daemon() { # signal
-	kill -"${1:-TERM}" "$daemon_pid" 2>/dev/null
-	wait "$daemon_pid" 2>/dev/null; rc=$?
-	daemon_pid=""
-	return $rc
-}
-log_has() { grep -q -- "$1" "$tmp/log"; }
 
 minimum=$(policy_dir minimum)
 empty=$(policy_dir empty)

@@ -5,17 +5,11 @@
 # alive again when it resumes, not alive once it stopped.  pcptuned runs on a
 # copy of a fixture root.  Prints TAP.
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/fake-root.sh"
 
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root: policy files must be owned by root"
-tmp=$(mktemp -d /tmp/pcptune-liveness.XXXXXX)
-daemon_pid=""
-cleanup() {
-	[ -n "$daemon_pid" ] && kill -CONT "$daemon_pid" 2>/dev/null && kill -9 "$daemon_pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-cp -r "$FIXTURES/6.18.44-fc-live-smp2-24G/root" "$tmp/root"; chmod -R u+w "$tmp/root"
+fake_root_init liveness
+set_root
 mkdir "$tmp/policies"; cp "$top_srcdir/tests/policies/minimum/50-minimum.yaml" "$tmp/policies/"; chmod 0644 "$tmp/policies"/*
 live() { "$PCPTUNECTL" --state-dir "$tmp/state" liveness "$@"; }
 

@@ -8,17 +8,12 @@
 # notice and is never created; a second daemon on the same directory writes
 # nothing; --once writes nothing.  Prints TAP.
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/fake-root.sh"
 
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root: policy files must be owned by root"
-tmp=$(mktemp -d /tmp/pcptune-metrics.XXXXXX)
-daemon_pid=""
+fake_root_init metrics
 dry_pid=""
-cleanup() {
-	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-	[ -n "$dry_pid" ] && kill -9 "$dry_pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
+cleanup_more() { [ -n "$dry_pid" ] && kill -9 "$dry_pid" 2>/dev/null; }
 
 # --- pcptuned(8) documents every metric, with the table's type, unit and labels, and nothing else.
 from_table=$("$PCPTUNED" --list-metrics | awk -F'\t' '{
@@ -34,12 +29,7 @@ else
 	tap_fail "pcptuned(8) METRICS and --list-metrics differ" "$(diff <(printf '%s\n' "$from_table") <(printf '%s\n' "$from_man"))"
 fi
 
-set_root() { rm -rf "$tmp/root"; cp -r "$FIXTURES/$1/root" "$tmp/root"; chmod -R u+w "$tmp/root"; }
 knob=$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction
-policy_dir() { # name -> a root-owned 0644 copy of tests/policies/name
-	d=$tmp/pol-$1; rm -rf "$d"; mkdir -p "$d"
-	cp "$top_srcdir"/tests/policies/"$1"/*.yaml "$d"/ 2>/dev/null; chmod 0644 "$d"/* 2>/dev/null; echo "$d"
-}
 prom=$tmp/metrics/pcptune.prom
 # The value of one sample: metric name with its labels exactly as written ("name" or 'name{a="b"}').
 value() { awk -v k="$1" '$1 == k { print $2; found = 1 } END { exit !found }' "$prom" 2>/dev/null; }

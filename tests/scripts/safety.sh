@@ -7,38 +7,14 @@
 # one root, FIFOs, temporary files left by a kill, symlinks out of the root.
 # Prints TAP.
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/fake-root.sh"
 
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root: policy files and journals must be owned by root"
-tmp=$(mktemp -d /tmp/pcptune-safety.XXXXXX)
-daemon_pid="" mounted=""
-cleanup() {
-	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-	[ -n "$mounted" ] && umount "$mounted" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-set_root() { rm -rf "$tmp/root"; cp -r "$FIXTURES/6.18.44-fc-live-smp2-24G/root" "$tmp/root"; chmod -R u+w "$tmp/root"; }
+fake_root_init safety
+mounted=""
+cleanup_more() { [ -n "$mounted" ] && umount "$mounted" 2>/dev/null; }
 F=proc/sys/vm/percpu_pagelist_high_fraction S=proc/sys/vm/pcp_batch_scale_max
-frac() { cat "$tmp/root/$F"; }
-frac_is() { [ "$(frac)" = "$1" ]; }
 scale_is() { [ "$(cat "$tmp/root/$S")" = "$1" ]; }
-policy_dir() { # name -> a root-owned 0644 copy of tests/policies/name
-	d=$tmp/pol-$1; rm -rf "$d"; mkdir -p "$d"
-	cp "$top_srcdir"/tests/policies/"$1"/*.yaml "$d"/ 2>/dev/null; chmod 0644 "$d"/* 2>/dev/null; echo "$d"
-}
-start_daemon() { # policy-dir [extra args]; env passes through (PCPTUNED_FAULT)
-	pd=$1; shift
-	"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$pd" --interval 200ms "$@" \
-		>>"$tmp/log" 2>&1 &
-	daemon_pid=$!
-}
-stop_daemon() { # signal
-	kill -"${1:-TERM}" "$daemon_pid" 2>/dev/null
-	wait "$daemon_pid" 2>/dev/null; rc=$?
-	daemon_pid=""
-	return $rc
-}
-log_has() { grep -q -- "$1" "$tmp/log"; }
 journal() { rm -f "$tmp/state/restore.json"; printf '%s' "$1" >"$tmp/state/restore.json"; chmod 0600 "$tmp/state/restore.json"; }
 minimum=$(policy_dir minimum) empty=$(policy_dir empty) thousand=$(policy_dir fraction1000) contrib=$(policy_dir contrib)
 

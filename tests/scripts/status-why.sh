@@ -5,17 +5,11 @@
 # long its `for` has held, a host clause's reason; the knob's state, original and last change.  pcptuned runs
 # on a copy of a fixture root (its writes land there).  Prints TAP.
 . "$(dirname "$0")/tap.sh"
+. "$(dirname "$0")/fake-root.sh"
 
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root: policy files must be owned by root"
-tmp=$(mktemp -d /tmp/pcptune-status-why.XXXXXX)
-daemon_pid=""
-cleanup() {
-	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null
-	rm -rf "$tmp"
-}
-trap cleanup EXIT
-
-cp -r "$FIXTURES/6.18.44-fc-live-smp2-24G/root" "$tmp/root"; chmod -R u+w "$tmp/root"
+fake_root_init status-why
+set_root
 mkdir "$tmp/policies"
 cat >"$tmp/policies/50-why.yaml" <<'POL'
 version: 1

@@ -45,6 +45,28 @@ static Snapshot *live_fixture(void) {
         return s;
 }
 
+/* One evaluation case: the policy set of files, the live fixture's snapshot and its metrics, a new history. */
+typedef struct EvalCase {
+        PolicySet *set;
+        Snapshot *s;
+        EvalState *st;
+        MetricValues mv;
+} EvalCase;
+
+static void eval_case_init(EvalCase *c, const char *const *files) {
+        c->set = load_set(files);
+        c->s = live_fixture();
+        c->st = eval_state_new();
+        assert_non_null(c->st);
+        metrics_from_snapshot(c->s, &c->mv);
+}
+
+static void eval_case_done(EvalCase *c) {
+        eval_state_free(c->st);
+        snapshot_free(c->s);
+        policy_set_free(c->set);
+}
+
 static void test_precedence(void **state) {
         static const char *const files[] = {
                 "10-low.yaml",
@@ -56,15 +78,12 @@ static void test_precedence(void **state) {
                 "  - name: storm\n    when: memcg.dying > 500\n    pcp: { high: { fraction: 2000 } }\n",
                 NULL,
         };
-        PolicySet *set = load_set(files);
-        Snapshot *s = live_fixture();
-        EvalState *st = eval_state_new();
-        MetricValues mv;
+        EvalCase c;
         Plan plan;
 
-        metrics_from_snapshot(s, &mv);
-        metric_set(&mv, METRIC_MEMCG_DYING, 10);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(1), &plan), 0);
+        eval_case_init(&c, files);
+        metric_set(&c.mv, METRIC_MEMCG_DYING, 10);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &plan), 0);
         assert_true(plan.pcp_high.wanted);
         assert_string_equal(plan.pcp_high.policy->name, "high");
         assert_string_equal(plan.pcp_high.rule->name, "base");
@@ -73,15 +92,15 @@ static void test_precedence(void **state) {
         plan_done(&plan);
 
         /* The later rule of the winning policy overrides while it holds. */
-        metric_set(&mv, METRIC_MEMCG_DYING, 501);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(2), &plan), 0);
+        metric_set(&c.mv, METRIC_MEMCG_DYING, 501);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(2), &plan), 0);
         assert_string_equal(plan.pcp_high.rule->name, "storm");
         assert_int_equal(plan.pcp_high.fraction, 2000);
         plan_done(&plan);
 
         /* Unavailable metric: the rule is inactive and says why. */
-        mv.available[METRIC_MEMCG_DYING] = false;
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(3), &plan), 0);
+        c.mv.available[METRIC_MEMCG_DYING] = false;
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(3), &plan), 0);
         assert_string_equal(plan.pcp_high.rule->name, "base");
         bool found = false;
         for (size_t i = 0; i < plan.n_rules; i++)
@@ -94,9 +113,7 @@ static void test_precedence(void **state) {
         assert_true(found);
         plan_done(&plan);
 
-        eval_state_free(st);
-        snapshot_free(s);
-        policy_set_free(set);
+        eval_case_done(&c);
 }
 
 static void test_hysteresis(void **state) {
@@ -107,10 +124,7 @@ static void test_hysteresis(void **state) {
                 "    until: memcg.dying < 20 for 30s\n",
                 NULL,
         };
-        PolicySet *set = load_set(files);
-        Snapshot *s = live_fixture();
-        EvalState *st = eval_state_new();
-        MetricValues mv;
+        EvalCase c;
         Plan plan;
         struct {
                 usec_t t;
@@ -132,18 +146,16 @@ static void test_hysteresis(void **state) {
                 { SEC(69), 250, true },
         };
 
-        metrics_from_snapshot(s, &mv);
+        eval_case_init(&c, files);
         for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
-                metric_set(&mv, METRIC_MEMCG_DYING, steps[i].dying);
-                assert_int_equal(policy_eval(set, s, &mv, st, steps[i].t, &plan), 0);
+                metric_set(&c.mv, METRIC_MEMCG_DYING, steps[i].dying);
+                assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, steps[i].t, &plan), 0);
                 if (plan.pcp_high.wanted != steps[i].active)
                         fail_msg("step %zu (t=%llu s, dying %.0f): wanted %d", i,
                                  (unsigned long long) (steps[i].t / USEC_PER_SEC), steps[i].dying, plan.pcp_high.wanted);
                 plan_done(&plan);
         }
-        eval_state_free(st);
-        snapshot_free(s);
-        policy_set_free(set);
+        eval_case_done(&c);
 }
 
 static void test_host_and_solve(void **state) {
@@ -156,14 +168,11 @@ static void test_host_and_solve(void **state) {
                 "  - name: eight\n    pcp: { high: \"8x batch\" }\n",
                 NULL,
         };
-        PolicySet *set = load_set(files);
-        Snapshot *s = live_fixture();
-        EvalState *st = eval_state_new();
-        MetricValues mv;
+        EvalCase c;
         Plan plan;
 
-        metrics_from_snapshot(s, &mv);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(1), &plan), 0);
+        eval_case_init(&c, files);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &plan), 0);
         assert_true(plan.pcp_high.wanted);
         assert_string_equal(plan.pcp_high.policy->name, "small-hosts");
         assert_int_equal(plan.pcp_high.goal.kind, PCP_GOAL_BATCH_MULTIPLE);
@@ -172,12 +181,12 @@ static void test_host_and_solve(void **state) {
         int f = plan.pcp_high.fraction;
         assert_true(f >= 8);
         bool below = true, above_prev = false;
-        for (size_t i = 0; i < s->n_pcp_zones; i++) {
+        for (size_t i = 0; i < c.s->n_pcp_zones; i++) {
                 PcpSetting a, b;
-                assert_int_equal(pcp_model_zone(s->regime, &s->pcp_zones[i].in, s->topo.page_size, f, &a), 0);
+                assert_int_equal(pcp_model_zone(c.s->regime, &c.s->pcp_zones[i].in, c.s->topo.page_size, f, &a), 0);
                 below &= a.high_max <= 8 * a.batch;
                 if (f > 8) {
-                        assert_int_equal(pcp_model_zone(s->regime, &s->pcp_zones[i].in, s->topo.page_size, f - 1, &b), 0);
+                        assert_int_equal(pcp_model_zone(c.s->regime, &c.s->pcp_zones[i].in, c.s->topo.page_size, f - 1, &b), 0);
                         above_prev |= b.high_max > 8 * b.batch;
                 }
         }
@@ -189,16 +198,14 @@ static void test_host_and_solve(void **state) {
         plan_done(&plan);
 
         /* 64 CPUs: the priority-50 policy matches and beats priority 10. */
-        metric_set(&mv, METRIC_CPUS, 64);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(2), &plan), 0);
+        metric_set(&c.mv, METRIC_CPUS, 64);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(2), &plan), 0);
         assert_string_equal(plan.pcp_high.policy->name, "big-hosts");
-        assert_int_equal(plan.pcp_high.fraction, pcp_minimum_fraction(s->regime, s->pcp_zones, s->n_pcp_zones,
-                                                                       s->topo.page_size));
+        assert_int_equal(plan.pcp_high.fraction, pcp_minimum_fraction(c.s->regime, c.s->pcp_zones, c.s->n_pcp_zones,
+                                                                       c.s->topo.page_size));
         plan_done(&plan);
 
-        eval_state_free(st);
-        snapshot_free(s);
-        policy_set_free(set);
+        eval_case_done(&c);
 }
 
 /* pcp: { high: { bulk_free_p99: 200us } } on the live host: solved only with a calibration. */
@@ -208,15 +215,12 @@ static void test_bulk_free_goal(void **state) {
                 "version: 1\nname: latency\nrules:\n  - name: goal\n    pcp: { high: { bulk_free_p99: 200us } }\n",
                 NULL,
         };
-        PolicySet *set = load_set(files);
-        Snapshot *s = live_fixture();
-        EvalState *st = eval_state_new();
-        MetricValues mv;
+        EvalCase c;
         Plan plan;
 
-        metrics_from_snapshot(s, &mv);
+        eval_case_init(&c, files);
         /* No calibration yet: wanted, not solvable. */
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(1), &plan), 0);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &plan), 0);
         assert_true(plan.pcp_high.wanted);
         assert_int_equal(plan.pcp_high.goal.kind, PCP_GOAL_BULK_FREE_P99);
         assert_true(plan.pcp_high.goal.value == 200000);
@@ -224,15 +228,15 @@ static void test_bulk_free_goal(void **state) {
         plan_done(&plan);
 
         /* 300 ns per page: the largest lists whose worst zone moves at most 666 pages. */
-        eval_state_set_ns_per_page(st, 300.0);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(2), &plan), 0);
+        eval_state_set_ns_per_page(c.st, 300.0);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(2), &plan), 0);
         const PcpDecision *d = &plan.pcp_high;
         assert_int_equal(d->solve_error, 0);
         assert_true(d->fraction >= 8 && d->ns_per_page == 300.0);
         assert_true(d->pages <= 666 && d->predicted_ns <= 200000.0 && d->predicted_ns == 300.0 * (double) d->pages);
         assert_true(d->default_pages == 2016);
         uint64_t prev;
-        assert_int_equal(pcp_bulk_free_pages_host(s->regime, s->pcp_zones, s->n_pcp_zones, s->topo.page_size,
+        assert_int_equal(pcp_bulk_free_pages_host(c.s->regime, c.s->pcp_zones, c.s->n_pcp_zones, c.s->topo.page_size,
                                                   d->fraction - 1, false, &prev),
                          0);
         assert_true(prev > 666);
@@ -240,19 +244,17 @@ static void test_bulk_free_goal(void **state) {
         plan_done(&plan);
 
         /* A slower host (600 ns per page) needs shorter lists: a larger fraction. */
-        eval_state_set_ns_per_page(st, 600.0);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(3), &plan), 0);
+        eval_state_set_ns_per_page(c.st, 600.0);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(3), &plan), 0);
         assert_true(plan.pcp_high.fraction > f300 && plan.pcp_high.pages <= 333);
         plan_done(&plan);
         /* A fast one (90 ns per page): the default's 2016 pages take 181 us, so the default. */
-        eval_state_set_ns_per_page(st, 90.0);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(4), &plan), 0);
+        eval_state_set_ns_per_page(c.st, 90.0);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(4), &plan), 0);
         assert_int_equal(plan.pcp_high.fraction, 0);
         plan_done(&plan);
 
-        eval_state_free(st);
-        snapshot_free(s);
-        policy_set_free(set);
+        eval_case_done(&c);
 }
 
 static void test_cooldown_and_reload(void **state) {
@@ -277,52 +279,47 @@ static void test_cooldown_and_reload(void **state) {
                 "    action: { reclaim-dying: { cgroup: auto } }\n    cooldown: 10m\n",
                 NULL,
         };
-        PolicySet *set = load_set(v1);
-        Snapshot *s = live_fixture();
-        EvalState *st = eval_state_new();
-        MetricValues mv;
+        EvalCase c;
         Plan plan;
 
-        metrics_from_snapshot(s, &mv);
-        metric_set(&mv, METRIC_MEMCG_DYING, 600);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(0), &plan), 0);
+        eval_case_init(&c, v1);
+        metric_set(&c.mv, METRIC_MEMCG_DYING, 600);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(0), &plan), 0);
         assert_int_equal(plan.n_actions, 0);
         plan_done(&plan);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(120), &plan), 0);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(120), &plan), 0);
         assert_int_equal(plan.n_actions, 1);
         assert_int_equal(plan.actions[0].action->kind, ACTION_RECLAIM_DYING);
-        eval_state_action_done(st, plan.actions[0].policy, plan.actions[0].rule, SEC(120));
+        eval_state_action_done(c.st, plan.actions[0].policy, plan.actions[0].rule, SEC(120));
         plan_done(&plan);
         /* Cooldown: not again before 10 minutes. */
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(300), &plan), 0);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(300), &plan), 0);
         assert_int_equal(plan.n_actions, 0);
         plan_done(&plan);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(720), &plan), 0);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(720), &plan), 0);
         assert_int_equal(plan.n_actions, 1);
         plan_done(&plan);
 
         /* Reload with the same condition text keeps the `for` history ... */
         PolicySet *same = load_set(v2_same);
-        eval_state_prune(st, same);
-        assert_int_equal(policy_eval(same, s, &mv, st, SEC(721), &plan), 0);
+        eval_state_prune(c.st, same);
+        assert_int_equal(policy_eval(same, c.s, &c.mv, c.st, SEC(721), &plan), 0);
         assert_int_equal(plan.rules[0].verdict, RULE_ACTIVE);
         plan_done(&plan);
 
         /* ... a changed condition starts over. */
         PolicySet *changed = load_set(v3_changed);
-        eval_state_prune(st, changed);
-        assert_int_equal(policy_eval(changed, s, &mv, st, SEC(722), &plan), 0);
+        eval_state_prune(c.st, changed);
+        assert_int_equal(policy_eval(changed, c.s, &c.mv, c.st, SEC(722), &plan), 0);
         assert_int_equal(plan.rules[0].verdict, RULE_INACTIVE);
         plan_done(&plan);
-        assert_int_equal(policy_eval(changed, s, &mv, st, SEC(842), &plan), 0);
+        assert_int_equal(policy_eval(changed, c.s, &c.mv, c.st, SEC(842), &plan), 0);
         assert_int_equal(plan.rules[0].verdict, RULE_ACTIVE);
         plan_done(&plan);
 
         policy_set_free(same);
         policy_set_free(changed);
-        eval_state_free(st);
-        snapshot_free(s);
-        policy_set_free(set);
+        eval_case_done(&c);
 }
 
 /* Why each rule is (in)active: values against thresholds with units, the `for` held, the cooldown left, the host. */
@@ -337,18 +334,15 @@ static void test_why(void **state) {
                 "  - name: exits\n    when: proc.exit_rate > 200/s for 3s\n    pcp: { high: minimum }\n",
                 NULL,
         };
-        PolicySet *set = load_set(files);
-        Snapshot *s = live_fixture();
-        EvalState *st = eval_state_new();
-        MetricValues mv;
+        EvalCase c;
         Plan plan;
         char buf[512];
 
-        metrics_from_snapshot(s, &mv);
-        metric_set(&mv, METRIC_CPUS, 2);
-        metric_set(&mv, METRIC_MEMCG_DYING, 127);
-        metric_set(&mv, METRIC_MEMINFO_FREE, 512.0 * 1024 * 1024);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(100), &plan), 0);
+        eval_case_init(&c, files);
+        metric_set(&c.mv, METRIC_CPUS, 2);
+        metric_set(&c.mv, METRIC_MEMCG_DYING, 127);
+        metric_set(&c.mv, METRIC_MEMINFO_FREE, 512.0 * 1024 * 1024);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(100), &plan), 0);
         assert_int_equal(plan.n_rules, 2);
         const RuleStatus *d = &plan.rules[0], *x = &plan.rules[1];
         assert_int_equal(d->verdict, RULE_INACTIVE);
@@ -358,67 +352,60 @@ static void test_why(void **state) {
         assert_true(d->terms[0].threshold == 200 && d->terms[0].value == 127 && !d->terms[0].holds);
         assert_int_equal(d->terms[0].for_usec, SEC(10));
         assert_true(d->terms[1].holds);
-        assert_string_equal(rule_status_explain(d, &mv, buf, sizeof buf),
+        assert_string_equal(rule_status_explain(d, &c.mv, buf, sizeof buf),
                             "memcg.dying 127, needs > 200 for 10 s; meminfo.free 512.0 MiB < 1.0 GiB: holds");
         /* The host clause's reason, not the metric's unavailability. */
         assert_int_equal(x->verdict, RULE_HOST_MISMATCH);
         assert_string_equal(x->host_why, "cpus 2, needs >= 64");
-        assert_string_equal(rule_status_explain(x, &mv, buf, sizeof buf), "host: cpus 2, needs >= 64");
+        assert_string_equal(rule_status_explain(x, &c.mv, buf, sizeof buf), "host: cpus 2, needs >= 64");
         plan_done(&plan);
 
         /* Holding: 3 s of 10 s. */
-        metric_set(&mv, METRIC_MEMCG_DYING, 300);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(101), &plan), 0);
+        metric_set(&c.mv, METRIC_MEMCG_DYING, 300);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(101), &plan), 0);
         plan_done(&plan);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(104), &plan), 0);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(104), &plan), 0);
         assert_int_equal(plan.rules[0].terms[0].held_usec, SEC(3));
-        assert_string_equal(rule_status_explain(&plan.rules[0], &mv, buf, sizeof buf),
+        assert_string_equal(rule_status_explain(&plan.rules[0], &c.mv, buf, sizeof buf),
                             "memcg.dying 300 > 200, held 3 s of 10 s; meminfo.free 512.0 MiB < 1.0 GiB: holds");
         plan_done(&plan);
 
         /* Active, acted at 111 s: 4 min 59 s of the 5 min cooldown left a second later. */
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(111), &plan), 0);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(111), &plan), 0);
         assert_int_equal(plan.rules[0].verdict, RULE_ACTIVE);
         assert_int_equal(plan.n_actions, 1);
-        eval_state_action_done(st, plan.actions[0].policy, plan.actions[0].rule, SEC(111));
+        eval_state_action_done(c.st, plan.actions[0].policy, plan.actions[0].rule, SEC(111));
         plan_done(&plan);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(112), &plan), 0);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(112), &plan), 0);
         assert_int_equal(plan.rules[0].cooldown_left_usec, SEC(299));
-        assert_non_null(strstr(rule_status_explain(&plan.rules[0], &mv, buf, sizeof buf), "; cooldown 4 min 59 s left"));
+        assert_non_null(strstr(rule_status_explain(&plan.rules[0], &c.mv, buf, sizeof buf), "; cooldown 4 min 59 s left"));
         plan_done(&plan);
 
         /* On a host that matches, an unavailable metric says why it is unavailable. */
-        metric_set(&mv, METRIC_CPUS, 64);
-        mv.available[METRIC_PROC_EXIT_RATE] = false;
-        mv.why_unavailable[METRIC_PROC_EXIT_RATE] = "the proc connector is not open";
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(113), &plan), 0);
+        metric_set(&c.mv, METRIC_CPUS, 64);
+        c.mv.available[METRIC_PROC_EXIT_RATE] = false;
+        c.mv.why_unavailable[METRIC_PROC_EXIT_RATE] = "the proc connector is not open";
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(113), &plan), 0);
         assert_int_equal(plan.rules[1].verdict, RULE_UNAVAILABLE);
-        assert_string_equal(rule_status_explain(&plan.rules[1], &mv, buf, sizeof buf),
+        assert_string_equal(rule_status_explain(&plan.rules[1], &c.mv, buf, sizeof buf),
                             "proc.exit_rate unavailable (the proc connector is not open), needs > 200/s");
         plan_done(&plan);
 
-        eval_state_free(st);
-        snapshot_free(s);
-        policy_set_free(set);
+        eval_case_done(&c);
 }
 
 static void test_empty_set(void **state) {
         static const char *const none[] = { NULL };
-        PolicySet *set = load_set(none);
-        Snapshot *s = live_fixture();
-        EvalState *st = eval_state_new();
-        MetricValues mv;
+        EvalCase c;
         Plan plan;
 
-        metrics_from_snapshot(s, &mv);
-        assert_int_equal(policy_eval(set, s, &mv, st, SEC(1), &plan), 0);
+        eval_case_init(&c, none);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &plan), 0);
         assert_false(plan.pcp_high.wanted);
         assert_int_equal(plan.n_rules, 0);
         assert_int_equal(plan.n_actions, 0);
         plan_done(&plan);
-        eval_state_free(st);
-        snapshot_free(s);
-        policy_set_free(set);
+        eval_case_done(&c);
 }
 
 /* What a set needs (the daemon's triggers and costly reads follow it): from the expression trees. */

@@ -72,3 +72,18 @@ __attribute__((unused)) static void test_rm_rf(const char *d) {
         assert_int_equal(system(cmd), 0);
         free(cmd);
 }
+
+/*
+ * Every string of the array bad is refused: expr, evaluated with bad_s (the string) and bad_len (its length),
+ * gives -EINVAL.  A failure names the case and its string.  For the "bad input gives -EINVAL" tables:
+ *   assert_each_einval(bad, meminfo_parse(bad_s, bad_len, &m));
+ */
+#define assert_each_einval(bad, expr)                                                                          \
+        for (size_t bad_i = 0; bad_i < ELEMENTSOF(bad); bad_i++) {                                             \
+                const char *bad_s = (bad)[bad_i];                                                              \
+                size_t bad_len = strlen(bad_s);                                                                \
+                int bad_r = (expr);                                                                            \
+                (void) bad_len;                                                                                \
+                if (bad_r != -EINVAL)                                                                          \
+                        fail_msg("case %zu (\"%s\"): expected -EINVAL, got %d", bad_i, bad_s, bad_r);          \
+        }

@@ -1229,8 +1229,7 @@ static void test_memcg_cost_file(void **state) {
         assert_int_equal(m.nodes, 1);
         assert_true(m.bytes == 4236.5);
         assert_string_equal(m.how, "measured here");
-        for (size_t i = 0; i < ELEMENTSOF(bad); i++)
-                assert_int_equal(memcg_cost_measurement_parse(bad[i], strlen(bad[i]), &back), -EINVAL);
+        assert_each_einval(bad, memcg_cost_measurement_parse(bad_s, bad_len, &back));
 
         /* Saved and loaded back; a symlink in its place is refused. */
         assert_non_null(mkdtemp(dir));

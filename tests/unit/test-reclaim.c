@@ -67,6 +67,19 @@ static char *v1_tree(void) {
         return root;
 }
 
+/* A job reclaiming below root's "/cg", its writes going to write_fn(write_userdata); args: what memory.reclaim
+ * is known to accept (RECLAIM_ARGS_UNKNOWN: the job probes it). */
+static ReclaimJob *job_new(const char *root, CgroupMode mode, const ActionReclaimDying *cfg, bool dry_run,
+                           ReclaimWriteFn write_fn, void *write_userdata, ReclaimArgs args) {
+        ReclaimJob *j = reclaim_job_new(root, "/cg", mode, cfg, dry_run);
+
+        assert_non_null(j);
+        j->write_fn = write_fn;
+        j->write_userdata = write_userdata;
+        j->args = args;
+        return j;
+}
+
 static void test_scan_v2(void **state) {
         char *root = v2_tree();
         MemcgScan s;
@@ -178,11 +191,7 @@ static void test_job_v2_budget(void **state) {
         char *root = v2_tree();
         ActionReclaimDying cfg = cfg_default();
         Recorder rec = { 0 };
-        ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
-
-        j->write_fn = record_write;
-        j->args = RECLAIM_ARGS_SWAPPINESS;
-        j->write_userdata = &rec;
+        ReclaimJob *j = job_new(root, CGROUP_MEMORY_V2, &cfg, false, record_write, &rec, RECLAIM_ARGS_SWAPPINESS);
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->n_results, 3);
         /* 64 MiB over 3 holders: at least one 16 MiB step each, never more than max in all. */
@@ -200,10 +209,7 @@ static void test_job_v2_budget(void **state) {
         /* EAGAIN ends a subtree early; min-dying filters small holders. */
         cfg.min_dying = 3;
         Recorder r2 = { .eagain_after = 1 };
-        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
-        j->write_fn = record_write;
-        j->args = RECLAIM_ARGS_SWAPPINESS;
-        j->write_userdata = &r2;
+        j = job_new(root, CGROUP_MEMORY_V2, &cfg, false, record_write, &r2, RECLAIM_ARGS_SWAPPINESS);
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->n_results, 2);
         assert_int_equal(j->results[0].writes, 1);
@@ -231,10 +237,7 @@ static void test_job_errors(void **state) {
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 Recorder rec = { .fail_path = cases[i].path, .fail_error = cases[i].error };
-                ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
-                j->write_fn = record_write;
-                j->args = RECLAIM_ARGS_SWAPPINESS;
-                j->write_userdata = &rec;
+                ReclaimJob *j = job_new(root, CGROUP_MEMORY_V2, &cfg, false, record_write, &rec, RECLAIM_ARGS_SWAPPINESS);
                 assert_int_equal(reclaim_job_run(j, NULL), 0);
                 assert_string_equal(j->results[0].path, "/c");
                 assert_int_equal(j->results[0].outcome, cases[i].outcome);
@@ -246,10 +249,7 @@ static void test_job_errors(void **state) {
 
         /* A cgroup removed while being reclaimed: the write finds it gone. */
         Recorder rec = { .remove_dir = "/c" };
-        ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
-        j->write_fn = record_write;
-        j->args = RECLAIM_ARGS_SWAPPINESS;
-        j->write_userdata = &rec;
+        ReclaimJob *j = job_new(root, CGROUP_MEMORY_V2, &cfg, false, record_write, &rec, RECLAIM_ARGS_SWAPPINESS);
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->results[0].outcome, RECLAIM_GONE);
         assert_int_equal(j->results[1].outcome, RECLAIM_DONE);
@@ -272,10 +272,7 @@ static void test_job_v1_policy(void **state) {
                 free(root);
                 root = v1_tree();
                 cfg.force_empty = modes[i];
-                ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, false);
-                j->write_fn = record_write;
-                j->args = RECLAIM_ARGS_SWAPPINESS;
-                j->write_userdata = &rec;
+                ReclaimJob *j = job_new(root, CGROUP_MEMORY_V1, &cfg, false, record_write, &rec, RECLAIM_ARGS_SWAPPINESS);
                 assert_int_equal(reclaim_job_run(j, NULL), 0);
                 assert_int_equal(j->n_results, 2);
                 if (expect_p1[i])
@@ -302,9 +299,7 @@ static void test_job_v1_policy(void **state) {
         put(root, "/p1", "cgroup.procs", "4242\n");
         Recorder live = { 0 };
         cfg.force_empty = FORCE_EMPTY_CHILDLESS;
-        ReclaimJob *lj = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, false);
-        lj->write_fn = record_write;
-        lj->write_userdata = &live;
+        ReclaimJob *lj = job_new(root, CGROUP_MEMORY_V1, &cfg, false, record_write, &live, RECLAIM_ARGS_UNKNOWN);
         assert_int_equal(reclaim_job_run(lj, NULL), 0);
         assert_string_equal(lj->results[0].path, "/p1");
         assert_int_equal(lj->results[0].outcome, RECLAIM_SKIPPED_POLICY);
@@ -319,10 +314,7 @@ static void test_job_v1_policy(void **state) {
         cfg.force_empty = FORCE_EMPTY_CHILDLESS;
         cfg.drop_caches = true;
         put(root, "/../proc/sys/vm", "drop_caches", "");
-        ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, false);
-        j->write_fn = record_write;
-        j->args = RECLAIM_ARGS_SWAPPINESS;
-        j->write_userdata = &rec;
+        ReclaimJob *j = job_new(root, CGROUP_MEMORY_V1, &cfg, false, record_write, &rec, RECLAIM_ARGS_SWAPPINESS);
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_non_null(strstr(rec.log, "/proc/sys/vm/drop_caches=1"));
         assert_true(j->dropped_caches);
@@ -334,10 +326,7 @@ static void test_job_v1_policy(void **state) {
         root = v1_tree();
         Recorder dry = { 0 };
         cfg.force_empty = FORCE_EMPTY_YES;
-        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, true);
-        j->write_fn = record_write;
-        j->args = RECLAIM_ARGS_SWAPPINESS;
-        j->write_userdata = &dry;
+        j = job_new(root, CGROUP_MEMORY_V1, &cfg, true, record_write, &dry, RECLAIM_ARGS_SWAPPINESS);
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->n_results, 2);
         assert_int_equal(dry.writes, 0);
@@ -352,10 +341,7 @@ static void test_job_explicit_cgroup(void **state) {
         Recorder rec = { 0 };
         cfg.cgroup = (char *) "/p3";
         cfg.force_empty = FORCE_EMPTY_CHILDLESS; /* /p3 has a live child: not allowed */
-        ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V1, &cfg, false);
-        j->write_fn = record_write;
-        j->args = RECLAIM_ARGS_SWAPPINESS;
-        j->write_userdata = &rec;
+        ReclaimJob *j = job_new(root, CGROUP_MEMORY_V1, &cfg, false, record_write, &rec, RECLAIM_ARGS_SWAPPINESS);
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->n_results, 1);
         assert_string_equal(j->results[0].path, "/p3");
@@ -455,9 +441,7 @@ static void test_job_swappiness(void **state) {
         ReclaimJob *j;
 
         /* Not probed yet: the job probes on its first subtree, then writes "<bytes> swappiness=0". */
-        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
-        j->write_fn = record_write;
-        j->write_userdata = &rec;
+        j = job_new(root, CGROUP_MEMORY_V2, &cfg, false, record_write, &rec, RECLAIM_ARGS_UNKNOWN);
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->args, RECLAIM_ARGS_SWAPPINESS);
         assert_true(strncmp(rec.log, "/cg/c/memory.reclaim=0 swappiness=0\n/cg/c/memory.reclaim=16777216 swappiness=0\n",
@@ -467,9 +451,7 @@ static void test_job_swappiness(void **state) {
 
         /* A kernel without swappiness=: skipped, nothing reclaimed, unless allow-swap. */
         Recorder old = { 0 };
-        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
-        j->write_fn = old_kernel_write;
-        j->write_userdata = &old;
+        j = job_new(root, CGROUP_MEMORY_V2, &cfg, false, old_kernel_write, &old, RECLAIM_ARGS_UNKNOWN);
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->args, RECLAIM_ARGS_BYTES);
         for (size_t i = 0; i < j->n_results; i++) {
@@ -488,10 +470,7 @@ static void test_job_swappiness(void **state) {
         assert_int_equal(write_file_atomic(swaps, no_swap, strlen(no_swap), 0644), 0);
         assert_int_equal(reclaim_host_has_swap(root), 0);
         Recorder noswap = { 0 };
-        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
-        j->write_fn = old_kernel_write;
-        j->write_userdata = &noswap;
-        j->args = RECLAIM_ARGS_BYTES;
+        j = job_new(root, CGROUP_MEMORY_V2, &cfg, false, old_kernel_write, &noswap, RECLAIM_ARGS_BYTES);
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->host_swap, 0);
         assert_int_equal(j->results[0].outcome, RECLAIM_DONE);
@@ -502,10 +481,7 @@ static void test_job_swappiness(void **state) {
         assert_int_equal(write_file_atomic(swaps, with_swap, strlen(with_swap), 0644), 0);
         assert_int_equal(reclaim_host_has_swap(root), 1);
         Recorder swapon = { 0 };
-        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
-        j->write_fn = old_kernel_write;
-        j->write_userdata = &swapon;
-        j->args = RECLAIM_ARGS_BYTES;
+        j = job_new(root, CGROUP_MEMORY_V2, &cfg, false, old_kernel_write, &swapon, RECLAIM_ARGS_BYTES);
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->results[0].outcome, RECLAIM_SKIPPED_SWAP);
         assert_int_equal(swapon.writes, 0);
@@ -514,10 +490,7 @@ static void test_job_swappiness(void **state) {
 
         cfg.allow_swap = true;
         Recorder allowed = { 0 };
-        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
-        j->write_fn = old_kernel_write;
-        j->write_userdata = &allowed;
-        j->args = RECLAIM_ARGS_BYTES;
+        j = job_new(root, CGROUP_MEMORY_V2, &cfg, false, old_kernel_write, &allowed, RECLAIM_ARGS_BYTES);
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->results[0].outcome, RECLAIM_DONE);
         assert_non_null(strstr(allowed.log, "/cg/c/memory.reclaim=16777216\n"));
@@ -537,10 +510,7 @@ static void test_refault_watch(void **state) {
 
         cfg.max_refault_rate = 10.0;
         cfg.refault_window_usec = 30 * USEC_PER_SEC;
-        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
-        j->write_fn = record_write;
-        j->write_userdata = &rec;
-        j->args = RECLAIM_ARGS_SWAPPINESS;
+        j = job_new(root, CGROUP_MEMORY_V2, &cfg, false, record_write, &rec, RECLAIM_ARGS_SWAPPINESS);
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_int_equal(j->n_results, 3);
         for (size_t i = 0; i < 3; i++) {
@@ -587,10 +557,7 @@ static void test_refault_watch(void **state) {
 
         /* The next run of the rule leaves /c alone. */
         Recorder r2 = { 0 };
-        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
-        j->write_fn = record_write;
-        j->write_userdata = &r2;
-        j->args = RECLAIM_ARGS_SWAPPINESS;
+        j = job_new(root, CGROUP_MEMORY_V2, &cfg, false, record_write, &r2, RECLAIM_ARGS_SWAPPINESS);
         j->skip = skip;
         assert_int_equal(reclaim_job_run(j, NULL), 0);
         assert_string_equal(j->results[0].path, "/c");
@@ -636,10 +603,7 @@ static void test_worker_timeout(void **state) {
         sigemptyset(&ss);
         sigaddset(&ss, SIGUSR2);
         cfg.timeout_usec = 300 * USEC_PER_MSEC;
-        ReclaimJob *j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
-        j->write_fn = record_write;
-        j->args = RECLAIM_ARGS_SWAPPINESS;
-        j->write_userdata = &rec;
+        ReclaimJob *j = job_new(root, CGROUP_MEMORY_V2, &cfg, false, record_write, &rec, RECLAIM_ARGS_SWAPPINESS);
         assert_int_equal(sd_event_new(&e), 0);
         usec_t t0 = now_usec(CLOCK_MONOTONIC);
         assert_int_equal(reclaim_worker_start(&w, e, j, on_done, &done), 0);
