@@ -367,17 +367,6 @@ static json_object *plan_json_advisories(const PlanHost *h) {
         return aa;
 }
 
-static json_object *plan_json_contrib(const KernelFeatures *k) {
-        json_object *c = json_object_new_object();
-
-        json_object_object_add(c, "fraction_floor", json_object_new_string(feature_state_to_string(k->fraction_floor)));
-        json_object_object_add(c, "pcp_batch_scale_max",
-                               k->batch_scale_max ? json_object_new_int64(k->batch_scale_max_value) : NULL);
-        json_object_object_add(c, "percpu_sysfs", json_object_new_boolean(k->percpu_sysfs));
-        json_object_object_add(c, "percpu_depopulate", json_object_new_boolean(k->percpu_depopulate));
-        return c;
-}
-
 json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
         int fr[PLAN_MAX_FRACTIONS];
         size_t nf = plan_fractions(h, o, fr, ELEMENTSOF(fr));
@@ -420,7 +409,7 @@ json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
         }
         json_object_object_add(root, "percpu", plan_json_percpu(h, o));
         if (h->has_features)
-                json_object_object_add(root, "contrib", plan_json_contrib(&h->features));
+                json_object_object_add(root, "contrib", kernel_features_to_json(&h->features));
         json_object_object_add(root, "advisories", plan_json_advisories(h));
         json_object_object_add(root, "probes", kernel_probes_to_json(&h->probes));
         return root;

@@ -390,31 +390,17 @@ const ProbeResult *kernel_probes_find(const KernelProbes *p, const char *label) 
         return NULL;
 }
 
-/* Words of text after prefix, wrapped at 98 columns, continuation lines indented by cont. */
-static void print_wrapped_text(FILE *f, const char *prefix, size_t cont, const char *text) {
-        size_t col = strlen(prefix);
-        bool first = true;
+json_object *kernel_features_to_json(const KernelFeatures *k) {
+        json_object *c = json_object_new_object();
 
-        fputs(prefix, f);
-        for (const char *p = text; *p;) {
-                while (*p == ' ')
-                        p++;
-                size_t wl = strcspn(p, " ");
-                if (wl == 0)
-                        break;
-                if (!first && col + 1 + wl > 98) {
-                        fprintf(f, "\n%*s", (int) cont, "");
-                        col = cont;
-                } else if (!first) {
-                        fputc(' ', f);
-                        col++;
-                }
-                fprintf(f, "%.*s", (int) wl, p);
-                col += wl;
-                p += wl;
-                first = false;
-        }
-        fputc('\n', f);
+        if (!c)
+                return NULL;
+        json_object_object_add(c, "fraction_floor", json_object_new_string(feature_state_to_string(k->fraction_floor)));
+        json_object_object_add(c, "pcp_batch_scale_max",
+                               k->batch_scale_max ? json_object_new_int64(k->batch_scale_max_value) : NULL);
+        json_object_object_add(c, "percpu_sysfs", json_object_new_boolean(k->percpu_sysfs));
+        json_object_object_add(c, "percpu_depopulate", json_object_new_boolean(k->percpu_depopulate));
+        return c;
 }
 
 void kernel_probes_print(FILE *f, const KernelProbes *p) {
@@ -431,7 +417,7 @@ void kernel_probes_print_json(FILE *f, json_object *a) {
                 char prefix[96], text[2 * PROBE_TEXT_MAX + 8];
                 snprintf(prefix, sizeof prefix, "  %s: %s - ", view_str(r, "label", ""), view_str(r, "answer", ""));
                 snprintf(text, sizeof text, "%s.%s%s", view_str(r, "evidence", ""), effect[0] ? " pcptune: " : "", effect);
-                print_wrapped_text(f, prefix, 6, text);
+                print_wrapped(f, prefix, 6, text);
         }
 }
 

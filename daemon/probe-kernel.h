@@ -92,6 +92,11 @@ void kernel_probes_run(const ProbeInput *in, KernelProbes *ret);
 /* The row with this label, or NULL. */
 const ProbeResult *kernel_probes_find(const KernelProbes *p, const char *label);
 
+/* pcptune's contrib kernel mechanisms, the "contrib" object of status and plan --json: {"fraction_floor":
+ * "yes"|"no"|"unknown", "pcp_batch_scale_max": its value or null, "percpu_sysfs", "percpu_depopulate"}.
+ * NULL on ENOMEM. */
+json_object *kernel_features_to_json(const KernelFeatures *k);
+
 /* One wrapped paragraph per row ("  label: answer - evidence; effect"), under 100 columns. */
 void kernel_probes_print(FILE *f, const KernelProbes *p);
 /* The same, rendered from kernel_probes_to_json()'s array (a view's model holds it). */

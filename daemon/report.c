@@ -443,15 +443,9 @@ static json_object *report_json_knob(const ReportInput *in) {
 
 static json_object *report_json_contrib(const ReportInput *in) {
         const Snapshot *s = in->snap;
-        const KernelFeatures *ft = in->features;
-        json_object *c = json_object_new_object();
+        json_object *c = kernel_features_to_json(in->features);
 
-        json_object_object_add(c, "fraction_floor", json_object_new_string(feature_state_to_string(ft->fraction_floor)));
-        json_object_object_add(c, "pcp_batch_scale_max",
-                               ft->batch_scale_max ? json_object_new_int64(ft->batch_scale_max_value) : NULL);
-        json_object_object_add(c, "percpu_sysfs", json_object_new_boolean(ft->percpu_sysfs));
-        json_object_object_add(c, "percpu_depopulate", json_object_new_boolean(ft->percpu_depopulate));
-        if (s->has_percpu_sysfs) {
+        if (c && s->has_percpu_sysfs) {
                 const PercpuSysfs *p = &s->percpu_sysfs;
                 json_object_object_add(c, "percpu_chunks", json_object_new_int64((int64_t) p->nr_chunks));
                 json_object_object_add(c, "percpu_empty_pop_pages", json_object_new_int64((int64_t) p->nr_empty_pop_pages));
