@@ -2,8 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # One definition of the host facts (daemon/host-facts.h): on every captured
 # tree, `pcptunectl status --json` and `pcptunectl plan --json` give the same
-# most-memory-on-pcp-lists per zone and in total, and both equal the kernel's
-# formula computed here independently from the tree itself: high (high_max on
+# most-memory-on-pcp-lists per zone and in total, and count the same nodes; the
+# memory equals the kernel's formula computed here independently from the tree itself: high (high_max on
 # 6.7+) from zone_highsize() of mm/page_alloc.c -- the managed pages over the
 # fraction (the low watermark at 0; managed/8 for high_max at 0 on 6.7+)
 # split over the CPUs of the zone's node, all online CPUs for a node without
@@ -89,6 +89,10 @@ for t in "$FIXTURES"/*/root "$FIXTURES"/*/root-frac-*; do
 	else
 		tap_fail "status and plan agree on $name" "$(diff "$tmp/sm" "$tmp/pm")"
 	fi
+	# Nodes with CPUs or memory (host_count_nodes()): status and plan count them alike.
+	sn=$(sed -n 's/^  "nodes": \([0-9]*\),$/\1/p' "$tmp/s") pn=$(sed -n 's/^    "nodes": \([0-9]*\),$/\1/p' "$tmp/p")
+	[ -n "$sn" ] && [ "$sn" = "$pn" ] && tap_ok "status and plan count $sn node(s) on $name" ||
+		tap_fail "status and plan count the nodes alike on $name" "status: $sn" "plan: $pn"
 	if head -n -1 "$tmp/km" | cmp -s - "$tmp/sm"; then
 		tap_ok "the kernel's formula gives the same on $name"
 	else
