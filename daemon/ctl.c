@@ -878,6 +878,69 @@ static int plan_fleet(CtlOptions *o, const char *dir) {
         return failed > 0 ? 1 : 0;
 }
 
+/* The bulk-free calibration pcptuned keeps, read back like any input, into o->plan; how it was obtained (or why
+ * there is none) in how. */
+static void plan_load_calibration(CtlOptions *o, char *how, size_t size) {
+        Calibration cal;
+        int r = calibration_load(o->calibration_dir, &cal);
+
+        if (r >= 0) {
+                snprintf(how, size,
+                         "%s/" CALIBRATION_FILE ": %s; fit %.1f +-%.1f ns (standard error), %.0f bulk frees "
+                         "of %" PRIu64 "-%" PRIu64 " pages, kernel %s",
+                         o->calibration_dir,
+                         cal.ns_per_page_p99 > 0 ? "p99 of single bulk frees" : "the fit (no p99 rate yet)",
+                         cal.ns_per_page, cal.ns_per_page_stderr, cal.n, cal.pages_min, cal.pages_max, cal.kernel);
+                o->plan.ns_per_page = calibration_p99_ns_per_page(&cal);
+        } else if (r == -ENOENT)
+                snprintf(how, size,
+                         "no %s/" CALIBRATION_FILE " (pcptuned writes it once it has measured bulk frees); "
+                         "--ns-per-page N supplies one",
+                         o->calibration_dir);
+        else
+                snprintf(how, size, "%s/" CALIBRATION_FILE " is unusable (%s), ignored", o->calibration_dir,
+                         errno_str(r));
+        o->plan.calibration_how = how;
+}
+
+/* plan --shape: a hypothetical host (--managed: exact managed pages of a zone).  An exit status. */
+static int plan_shape(const CtlOptions *o) {
+        _cleanup_(freep) char *err = NULL;
+        HostShape shape;
+        PlanHost h;
+        int r;
+
+        if (!streq(o->root, "/")) {
+                log_error("--shape and --root exclude each other");
+                return 2;
+        }
+        if (host_shape_parse(o->shape, &shape, &err) < 0) {
+                log_error("Invalid --shape: %s", strna(err));
+                return 2;
+        }
+        for (size_t i = 0; i < o->n_managed; i++) {
+                free(err);
+                err = NULL;
+                if (host_shape_parse_managed(&shape, o->managed[i], &err) < 0) {
+                        log_error("Invalid --managed: %s", strna(err));
+                        return 2;
+                }
+        }
+        r = plan_host_from_shape(&shape, &h);
+        if (r < 0)
+                return log_error_errno(r, "Failed to model the shape: %s", errno_str(r)), 1;
+        if (o->json) {
+                json_object *j = plan_to_json(&h, &o->plan);
+                printf("%s\n", json_format(j, true));
+                json_object_put(j);
+        } else if (o->csv)
+                plan_print_csv(stdout, &h, &o->plan, true);
+        else
+                plan_print(stdout, &h, &o->plan);
+        plan_host_done(&h);
+        return 0;
+}
+
 static int cmd_plan(CtlOptions *o) {
         _cleanup_(policy_set_freep) PolicySet *set = NULL;
         _cleanup_(diagnostics_done) Diagnostics diag = { 0 };
@@ -892,30 +955,10 @@ static int cmd_plan(CtlOptions *o) {
                 return 1;
         o->plan.policies = set;
 
-        /* The host's calibration, unless one was given by hand: a file read back like any input. */
-        Calibration cal;
+        /* The host's calibration, unless one was given by hand. */
         char cal_how[512];
-        if (!(o->plan.ns_per_page > 0)) {
-                r = calibration_load(o->calibration_dir, &cal);
-                if (r >= 0) {
-                        snprintf(cal_how, sizeof cal_how,
-                                 "%s/" CALIBRATION_FILE ": %s; fit %.1f +-%.1f ns (standard error), %.0f bulk frees "
-                                 "of %" PRIu64 "-%" PRIu64 " pages, kernel %s",
-                                 o->calibration_dir,
-                                 cal.ns_per_page_p99 > 0 ? "p99 of single bulk frees" : "the fit (no p99 rate yet)",
-                                 cal.ns_per_page, cal.ns_per_page_stderr, cal.n, cal.pages_min, cal.pages_max,
-                                 cal.kernel);
-                        o->plan.ns_per_page = calibration_p99_ns_per_page(&cal);
-                } else if (r == -ENOENT)
-                        snprintf(cal_how, sizeof cal_how,
-                                 "no %s/" CALIBRATION_FILE " (pcptuned writes it once it has measured bulk frees); "
-                                 "--ns-per-page N supplies one",
-                                 o->calibration_dir);
-                else
-                        snprintf(cal_how, sizeof cal_how, "%s/" CALIBRATION_FILE " is unusable (%s), ignored",
-                                 o->calibration_dir, errno_str(r));
-                o->plan.calibration_how = cal_how;
-        }
+        if (!(o->plan.ns_per_page > 0))
+                plan_load_calibration(o, cal_how, sizeof cal_how);
 
         if (o->measure > 0) {
                 _cleanup_(snapshot_freep) Snapshot *s = NULL;
@@ -943,40 +986,8 @@ static int cmd_plan(CtlOptions *o) {
         } else if (memcg_cost_measurement_load(o->state_dir, &measured) >= 0)
                 o->plan.measured = &measured;
 
-        if (o->shape) {
-                HostShape shape;
-                PlanHost h;
-                _cleanup_(freep) char *err = NULL;
-                if (!streq(o->root, "/")) {
-                        log_error("--shape and --root exclude each other");
-                        return 2;
-                }
-                if (host_shape_parse(o->shape, &shape, &err) < 0) {
-                        log_error("Invalid --shape: %s", strna(err));
-                        return 2;
-                }
-                for (size_t i = 0; i < o->n_managed; i++) {
-                        free(err);
-                        err = NULL;
-                        if (host_shape_parse_managed(&shape, o->managed[i], &err) < 0) {
-                                log_error("Invalid --managed: %s", strna(err));
-                                return 2;
-                        }
-                }
-                r = plan_host_from_shape(&shape, &h);
-                if (r < 0)
-                        return log_error_errno(r, "Failed to model the shape: %s", errno_str(r)), 1;
-                if (o->json) {
-                        json_object *j = plan_to_json(&h, &o->plan);
-                        printf("%s\n", json_format(j, true));
-                        json_object_put(j);
-                } else if (o->csv)
-                        plan_print_csv(stdout, &h, &o->plan, true);
-                else
-                        plan_print(stdout, &h, &o->plan);
-                plan_host_done(&h);
-                return 0;
-        }
+        if (o->shape)
+                return plan_shape(o);
         if (o->n_managed > 0) {
                 log_error("--managed needs --shape");
                 return 2;
