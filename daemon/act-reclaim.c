@@ -91,6 +91,22 @@ int reclaim_probe_args(const char *root, const char *mount, CgroupMode mode, con
         return 0;
 }
 
+int reclaim_probe_scope(const char *root, const char *mount, CgroupMode mode, const char *cg, ReclaimWriteFn write_fn,
+                        void *userdata, FeatureState *ret) {
+        _cleanup_(freep) char *path = NULL;
+        int r;
+
+        *ret = FEATURE_ABSENT;
+        if (mode != CGROUP_MEMORY_V2)
+                return 0;
+        if (asprintf(&path, "%s%s/memory.reclaim", mount, streq(cg, "/") ? "" : cg) < 0)
+                return -ENOMEM;
+        r = write_fn ? write_fn(root, path, "0 scope=dying", userdata) : write_file_at(root, path, "0 scope=dying");
+        if (r >= 0)
+                *ret = FEATURE_PRESENT;
+        return r >= 0 || r == -EINVAL || r == -ENOENT ? 0 : r;
+}
+
 /* v2: the smallest request per subtree, and its granule (a reclaim batch is 32 pages). */
 #define RECLAIM_DYING_SLACK ((uint64_t) 256 << 10)
 #define ALIGN_UP_U64(x, a) (((x) + (a) - 1) / (a) * (a))
@@ -208,10 +224,17 @@ static void read_refaults(ReclaimJob *j, ReclaimTargetResult *t) {
         j->refault_read_usec += now_usec(CLOCK_MONOTONIC) - t0;
 }
 
-static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, usec_t deadline,
+/*
+ * budget: what to ask of this subtree; capped: the same, bounded by what its
+ * dying memcgs are estimated to hold, used unless the writes carry
+ * scope=dying (then the live cgroups are not scanned, and the kernel's
+ * EAGAIN tells when the dying ones hold no more).
+ */
+static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, uint64_t capped, usec_t deadline,
                        const volatile sig_atomic_t *cancel) {
         _cleanup_(freep) char *path = NULL;
         uint64_t done = 0;
+        bool scoped;
 
         if (cg_file(j, t->path, "memory.reclaim", &path) < 0) {
                 t->outcome = RECLAIM_FAILED;
@@ -219,22 +242,30 @@ static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, u
                 return;
         }
         if (j->args == RECLAIM_ARGS_UNKNOWN) {
+                /* Not probed by the manager: probe both here (scope=dying only where memory.reclaim exists). */
                 int r = reclaim_probe_args(j->root, j->mount, j->mode, t->path, j->write_fn, j->write_userdata,
                                            &j->args);
+                if (r >= 0 && j->scope_dying == FEATURE_UNKNOWN && j->args != RECLAIM_ARGS_NONE)
+                        r = reclaim_probe_scope(j->root, j->mount, j->mode, t->path, j->write_fn, j->write_userdata,
+                                                &j->scope_dying);
                 if (r < 0) {
                         t->outcome = outcome_of(r);
                         t->error = r;
                         return;
                 }
         }
+        scoped = j->scope_dying == FEATURE_PRESENT;
         if (j->host_swap < 0) {
                 int r = reclaim_host_has_swap(j->root);
                 j->host_swap = r < 0 ? 1 : r;
         }
-        if (j->args != RECLAIM_ARGS_SWAPPINESS && !j->cfg.allow_swap && j->host_swap != 0) {
+        /* scope=dying scans no live cgroup: their anonymous memory is safe without swappiness=. */
+        if (j->args != RECLAIM_ARGS_SWAPPINESS && !scoped && !j->cfg.allow_swap && j->host_swap != 0) {
                 t->outcome = RECLAIM_SKIPPED_SWAP;
                 return;
         }
+        if (!scoped)
+                budget = MIN(budget, capped);
         t->outcome = RECLAIM_DONE;
         while (done < budget && j->bytes_total < j->cfg.max_bytes) {
                 char v[48];
@@ -243,7 +274,7 @@ static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, u
                         t->outcome = RECLAIM_TIMED_OUT;
                         return;
                 }
-                snprintf(v, sizeof v, "%" PRIu64 "%s", amount,
+                snprintf(v, sizeof v, "%" PRIu64 "%s%s", amount, scoped ? " scope=dying" : "",
                          j->args == RECLAIM_ARGS_SWAPPINESS ? " swappiness=0" : "");
                 int r = j->write_fn(j->root, path, v, j->write_userdata);
                 if (r == -EAGAIN)
@@ -360,14 +391,15 @@ int reclaim_job_run(ReclaimJob *j, const volatile sig_atomic_t *cancel) {
                 if (j->mode == CGROUP_MEMORY_V2) {
                         if (j->bytes_total >= j->cfg.max_bytes)
                                 break;
-                        /* Ask for what the dying memcgs hold, not more: memory.reclaim on the holder
-                         * takes from its live children too, while offline memcgs are scanned first
-                         * (get_scan_count() and lru_gen's get_nr_to_scan(), mm/vmscan.c 6.1-6.18). */
-                        uint64_t budget = per_target;
+                        /* Without scope=dying, ask for what the dying memcgs hold, not more:
+                         * memory.reclaim on the holder takes from its live children too, while offline
+                         * memcgs are scanned first (get_scan_count() and lru_gen's get_nr_to_scan(),
+                         * mm/vmscan.c 6.1-6.18). */
+                        uint64_t capped = per_target;
                         if (!explicit_cg)
-                                budget = MIN(budget, ALIGN_UP_U64(MAX(t->dying_bytes, RECLAIM_DYING_SLACK),
+                                capped = MIN(capped, ALIGN_UP_U64(MAX(t->dying_bytes, RECLAIM_DYING_SLACK),
                                                                   RECLAIM_DYING_SLACK));
-                        reclaim_v2(j, t, budget, deadline, cancel);
+                        reclaim_v2(j, t, per_target, capped, deadline, cancel);
                 } else {
                         bool childless = true;
                         for (size_t k = 0; k < j->scan.n_holders; k++)

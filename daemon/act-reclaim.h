@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <systemd/sd-event.h>
 
+#include "act-sysctl.h"
 #include "policy.h"
 #include "source-memcg-tree.h"
 #include "util.h"
@@ -21,7 +22,12 @@
  *    here; memory_reclaim() in mm/memcontrol.c): cgroup reclaim with
  *    swappiness 0 scans file pages only (get_scan_count(), mm/vmscan.c), so
  *    no live container's anonymous memory is swapped.  Where it does not,
- *    plain "<bytes>" only with allow-swap: true, else the subtree is skipped;
+ *    plain "<bytes>" only with allow-swap: true, else the subtree is skipped.
+ *    Where memory.reclaim takes "scope=dying" (contrib/kernel 0004), every
+ *    write carries it: the kernel reclaims only the subtree's dying memcgs
+ *    and scans none of its live cgroups, so the request is the subtree's
+ *    share of max, not capped at what its dying memcgs are estimated to hold,
+ *    and no subtree is skipped for allow-swap (no live cgroup is scanned);
  *  - v1: memory.force_empty on the holder (no size: it reclaims the whole
  *    subtree), only where the policy accepts it (force-empty: true, or
  *    childless for holders without live children that run no task);
@@ -92,6 +98,17 @@ typedef struct ReclaimTargetResult {
 typedef int (*ReclaimWriteFn)(const char *root, const char *path, const char *value, void *userdata);
 
 /*
+ * Probe whether memory.reclaim of cgroup `cg` takes "scope=dying" (pcptune's
+ * contrib/kernel 0004: memory_reclaim() in mm/memcontrol.c then reclaims
+ * only from the memcgs below cg that are not online) by writing
+ * "0 scope=dying", which reclaims nothing.  *ret FEATURE_PRESENT (accepted)
+ * or FEATURE_ABSENT (EINVAL: every kernel without the patch; v1 and a
+ * missing memory.reclaim without a write).  0, or -errno of the write.
+ */
+int reclaim_probe_scope(const char *root, const char *mount, CgroupMode mode, const char *cg, ReclaimWriteFn write_fn,
+                        void *userdata, FeatureState *ret);
+
+/*
  * Probe by behaviour which arguments memory.reclaim of cgroup `cg` (below
  * the hierarchy `mount`) takes: write "0 swappiness=0", then, if that is
  * EINVAL, "0".  A count of 0 reclaims nothing: the kernel parses the
@@ -116,6 +133,8 @@ typedef struct ReclaimJob {
         ReclaimWriteFn write_fn; /* default: write_file_at() */
         void *write_userdata;
         ReclaimArgs args;        /* from the manager's probe; UNKNOWN: the job probes on its first v2 subtree */
+        FeatureState scope_dying;/* memory.reclaim takes scope=dying (manager's probe); probed with args, else
+                                  * UNKNOWN counts as absent */
         int host_swap;           /* swap devices active (/proc/swaps): 1, 0, or -1 not read yet (the job reads it) */
         char **skip;             /* NULL-terminated paths not to reclaim this time (refaulted too much), or NULL */
         /* output */

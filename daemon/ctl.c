@@ -231,6 +231,14 @@ static void status_daemon_features(json_object *dstatus, KernelFeatures *feat) {
                 if (streq(v, "swappiness") || streq(v, "bytes"))
                         feat->reclaim_swappiness = streq(v, "swappiness") ? FEATURE_PRESENT : FEATURE_ABSENT;
         }
+        /* contrib 0004: whether the daemon's "0 scope=dying" was taken. */
+        if (json_object_object_get_ex(dstatus, "reclaim", &reclaim_o) &&
+            json_object_object_get_ex(reclaim_o, "memory_reclaim_args", &ra) &&
+            json_object_object_get_ex(ra, "scope_dying", &ans) && json_object_get_string(ans)) {
+                const char *v = json_object_get_string(ans);
+                if (streq(v, "yes") || streq(v, "no"))
+                        feat->reclaim_scope_dying = streq(v, "yes") ? FEATURE_PRESENT : FEATURE_ABSENT;
+        }
 }
 
 /*

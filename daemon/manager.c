@@ -892,8 +892,10 @@ static int on_refault_window(sd_event_source *s, uint64_t usec, void *userdata) 
 static void manager_open_refault_window(Manager *m, const ReclaimJob *j) {
         size_t n_swap = 0, n_refaults = 0;
 
-        if (m->watch.args == RECLAIM_ARGS_UNKNOWN)
+        if (m->watch.args == RECLAIM_ARGS_UNKNOWN) {
                 m->watch.args = j->args; /* the job probed on its first subtree */
+                m->watch.scope_dying = j->scope_dying;
+        }
         for (size_t i = 0; i < j->n_results; i++) {
                 n_swap += j->results[i].outcome == RECLAIM_SKIPPED_SWAP;
                 n_refaults += j->results[i].outcome == RECLAIM_SKIPPED_REFAULTS;
@@ -1080,6 +1082,7 @@ static void manager_start_reclaim(Manager *m, const Snapshot *s, const PlannedAc
                 m->reclaim_label = NULL;
         m->reclaim_cooldown_usec = a->rule->cooldown_usec;
         j->args = m->watch.args;
+        j->scope_dying = m->watch.scope_dying;
         if (!m->dry_run && reclaim_watch_blocked(&m->watch, strna(m->reclaim_label), now_usec(CLOCK_MONOTONIC), &j->skip) < 0) {
                 log_oom();
                 return;
@@ -1374,9 +1377,10 @@ static void manager_goal_track(Manager *m, const Plan *plan, usec_t now) {
 
 /*
  * What memory.reclaim accepts, once, when a reclaim-dying rule is loaded:
- * "0 swappiness=0" then "0" to the hierarchy's root memory.reclaim, which
- * reclaims nothing (see reclaim_probe_args()).  Dry-run writes nothing and
- * reports only what it can see without writing.
+ * "0 swappiness=0" then "0" to the hierarchy's root memory.reclaim, and
+ * "0 scope=dying" (contrib/kernel 0004), which reclaim nothing (see
+ * reclaim_probe_args() and reclaim_probe_scope()).  Dry-run writes nothing
+ * and reports only what it can see without writing.
  */
 static void manager_probe_reclaim_args(Manager *m, const Snapshot *s) {
         int r;
@@ -1395,13 +1399,21 @@ static void manager_probe_reclaim_args(Manager *m, const Snapshot *s) {
         if (asprintf(&m->watch.probe_file, "%s/memory.reclaim", s->memcg.mount) < 0)
                 m->watch.probe_file = NULL;
         r = reclaim_probe_args(m->root, s->memcg.mount, s->memcg.mode, "/", NULL, NULL, &m->watch.args);
+        if (r >= 0 && m->watch.args != RECLAIM_ARGS_NONE)
+                r = reclaim_probe_scope(m->root, s->memcg.mount, s->memcg.mode, "/", NULL, NULL, &m->watch.scope_dying);
+        if (r < 0) { /* the first reclaim probes both again */
+                m->watch.args = RECLAIM_ARGS_UNKNOWN;
+                m->watch.scope_dying = FEATURE_UNKNOWN;
+        }
         m->watch.probe_error = r < 0 ? r : 0;
         if (r < 0)
                 log_warning_errno(r, "Failed to probe the arguments %s accepts: %s, the first reclaim probes again",
                                   strna(m->watch.probe_file), errno_str(r));
         else
-                log_info("memory.reclaim arguments: %s: %s", reclaim_args_answer(m->watch.args),
-                         reclaim_args_to_string(m->watch.args));
+                log_info("memory.reclaim arguments: %s: %s; scope=dying (contrib/kernel 0004): %s",
+                         reclaim_args_answer(m->watch.args), reclaim_args_to_string(m->watch.args),
+                         m->watch.scope_dying == FEATURE_PRESENT ? "accepted, reclaim scans only dying memcgs"
+                                                                 : "not accepted");
 }
 
 /* One sample: sources -> snapshot -> evaluation -> plan -> actuators.  cheap: reuse costly sources. */
@@ -1435,6 +1447,8 @@ static int manager_sample_full(Manager *m, bool cheap) {
                 m->features.fraction_floor = m->floor_state;
         if (m->watch.args == RECLAIM_ARGS_SWAPPINESS || m->watch.args == RECLAIM_ARGS_BYTES)
                 m->features.reclaim_swappiness = m->watch.args == RECLAIM_ARGS_SWAPPINESS ? FEATURE_PRESENT : FEATURE_ABSENT;
+        if (m->watch.scope_dying != FEATURE_UNKNOWN)
+                m->features.reclaim_scope_dying = m->watch.scope_dying;
         kernel_probes_run(&(ProbeInput){ .root = m->root, .snap = s, .kernel = s->topo.kernel, .features = &m->features },
                           &m->probes);
 

@@ -14,7 +14,8 @@ static bool exists_at(const char *root, const char *path) {
 }
 
 void kernel_features_declared(const char *root, KernelFeatures *ret) {
-        KernelFeatures f = { .fraction_floor = FEATURE_UNKNOWN, .reclaim_swappiness = FEATURE_UNKNOWN };
+        KernelFeatures f = { .fraction_floor = FEATURE_UNKNOWN, .reclaim_swappiness = FEATURE_UNKNOWN,
+                             .reclaim_scope_dying = FEATURE_UNKNOWN };
         int64_t v;
 
         if (root && !streq(root, "/")) {
@@ -22,6 +23,8 @@ void kernel_features_declared(const char *root, KernelFeatures *ret) {
                                                                                                      : FEATURE_ABSENT;
                 if (read_int64_at(root, "/.pcptune/memory-reclaim-swappiness", &v) >= 0 && (v == 0 || v == 1))
                         f.reclaim_swappiness = v ? FEATURE_PRESENT : FEATURE_ABSENT;
+                if (read_int64_at(root, "/.pcptune/memory-reclaim-scope-dying", &v) >= 0 && (v == 0 || v == 1))
+                        f.reclaim_scope_dying = v ? FEATURE_PRESENT : FEATURE_ABSENT;
         }
         *ret = f;
 }
@@ -359,6 +362,37 @@ static void probe_contrib_percpu(const ProbeInput *in, ProbeResult *r) {
                                       : "percpu counters only from debugfs percpu_stats, no depopulate trigger");
 }
 
+/*
+ * 0004: memory.reclaim "scope=dying" reclaims only the memcgs below the
+ * cgroup that are not online (mem_cgroup_iter() over the subtree,
+ * try_to_free_mem_cgroup_pages() on the top of each dying subtree;
+ * memory_reclaim() in mm/memcontrol.c with the patch), so reclaim-dying
+ * costs the live cgroups of a subtree nothing.  Only a write tells.
+ */
+static void probe_contrib_scope(const ProbeInput *in, ProbeResult *r) {
+        const Snapshot *s = in->snap;
+        FeatureState st = in->features ? in->features->reclaim_scope_dying : FEATURE_UNKNOWN;
+
+        if (s && s->has_memcg && s->memcg.mode == CGROUP_MEMORY_V1) {
+                r->answer = PROBE_NO;
+                set_text(r->evidence, "%s", "cgroup v1: no memory.reclaim");
+                set_text(r->effect, "%s", "reclaim-dying uses memory.force_empty (see memory.reclaim arguments)");
+                return;
+        }
+        r->answer = st == FEATURE_PRESENT ? PROBE_YES : st == FEATURE_ABSENT ? PROBE_NO : PROBE_UNKNOWN;
+        set_text(r->evidence, "%s",
+                 st == FEATURE_PRESENT ? "'0 scope=dying' written to memory.reclaim was accepted"
+                 : st == FEATURE_ABSENT ? "'0 scope=dying' to memory.reclaim: EINVAL (a kernel without the patch)"
+                 : !s ? "a hypothetical shape"
+                      : "only a write tells: pcptuned writes '0 scope=dying' to memory.reclaim when a reclaim-dying "
+                        "rule is loaded (not in dry-run)");
+        set_text(r->effect, "%s",
+                 st == FEATURE_PRESENT ? "reclaim writes '<bytes> scope=dying': only the dying memcgs of a subtree are "
+                                         "reclaimed, none of its live cgroups is scanned"
+                                       : "memory.reclaim on a subtree scans its live cgroups too; their refaults are "
+                                         "measured and bounded by max-refault-rate");
+}
+
 typedef struct ProbeDesc {
         const char *label;
         void (*run)(const ProbeInput *in, ProbeResult *r);
@@ -372,6 +406,7 @@ static const ProbeDesc probe_table[] = {
         { "contrib 0001, fraction -1", probe_contrib_floor },
         { "contrib 0002, vm.pcp_batch_scale_max", probe_contrib_scale },
         { "contrib 0003, /sys/kernel/mm/percpu", probe_contrib_percpu },
+        { PROBE_RECLAIM_SCOPE, probe_contrib_scope },
 };
 
 void kernel_probes_run(const ProbeInput *in, KernelProbes *ret) {
@@ -400,6 +435,8 @@ json_object *kernel_features_to_json(const KernelFeatures *k) {
                                k->batch_scale_max ? json_object_new_int64(k->batch_scale_max_value) : NULL);
         json_object_object_add(c, "percpu_sysfs", json_object_new_boolean(k->percpu_sysfs));
         json_object_object_add(c, "percpu_depopulate", json_object_new_boolean(k->percpu_depopulate));
+        json_object_object_add(c, "reclaim_scope_dying",
+                               json_object_new_string(feature_state_to_string(k->reclaim_scope_dying)));
         return c;
 }
 

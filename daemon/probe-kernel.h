@@ -16,7 +16,11 @@
  *       daemon does, for pcp.high minimum); a root tree declares it in
  *       .pcptune/fraction-floor;
  *  0002 vm.pcp_batch_scale_max: the file;
- *  0003 /sys/kernel/mm/percpu: the counters and the depopulate trigger.
+ *  0003 /sys/kernel/mm/percpu: the counters and the depopulate trigger;
+ *  0004 memory.reclaim "scope=dying" (reclaim only the dying memcgs of a
+ *       subtree): found out by writing "0 scope=dying" (the daemon does when a
+ *       reclaim-dying rule is loaded, see reclaim_probe_scope()); a root tree
+ *       declares it in .pcptune/memory-reclaim-scope-dying (1 or 0).
  */
 typedef struct KernelFeatures {
         FeatureState fraction_floor;
@@ -24,6 +28,7 @@ typedef struct KernelFeatures {
          * "0 swappiness=0", see reclaim_probe_args()); a root tree declares it in
          * .pcptune/memory-reclaim-swappiness (1 or 0). */
         FeatureState reclaim_swappiness;
+        FeatureState reclaim_scope_dying;
         bool batch_scale_max;
         int64_t batch_scale_max_value;
         bool percpu_sysfs;
@@ -93,8 +98,8 @@ void kernel_probes_run(const ProbeInput *in, KernelProbes *ret);
 const ProbeResult *kernel_probes_find(const KernelProbes *p, const char *label);
 
 /* pcptune's contrib kernel mechanisms, the "contrib" object of status and plan --json: {"fraction_floor":
- * "yes"|"no"|"unknown", "pcp_batch_scale_max": its value or null, "percpu_sysfs", "percpu_depopulate"}.
- * NULL on ENOMEM. */
+ * "yes"|"no"|"unknown", "pcp_batch_scale_max": its value or null, "percpu_sysfs", "percpu_depopulate",
+ * "reclaim_scope_dying": "yes"|"no"|"unknown"}.  NULL on ENOMEM. */
 json_object *kernel_features_to_json(const KernelFeatures *k);
 
 /* One wrapped paragraph per row ("  label: answer - evidence; effect"), under 100 columns. */
@@ -117,4 +122,5 @@ bool kernel_batched_free_path(const KernelVersion *v);
 #define PROBE_REPARENTING "dying memcg reparenting"
 #define PROBE_PCP_AUTOTUNE "pcp high auto-tuning"
 #define PROBE_RECLAIM_ARGS "memory.reclaim arguments"
+#define PROBE_RECLAIM_SCOPE "contrib 0004, memory.reclaim scope=dying"
 

@@ -5,6 +5,7 @@
 
 #include "reclaim-watch.h"
 #include "log.h"
+#include "probe-kernel.h"
 #include "source-memcg-tree.h"
 
 #define WATCH_JSON_SUBTREES_MAX 32
@@ -224,6 +225,8 @@ json_object *reclaim_watch_to_json(const ReclaimWatch *w, CgroupMode mode, usec_
                                                                       : w->args == RECLAIM_ARGS_BYTES ? "bytes"
                                                                       : w->args == RECLAIM_ARGS_NONE  ? "none"
                                                                                                       : "unknown"));
+        /* The contrib patch's key, probed with the arguments ("yes", "no", "unknown"). */
+        json_object_object_add(adv, "scope_dying", json_object_new_string(feature_state_to_string(w->scope_dying)));
         json_object_object_add(adv, "evidence", json_object_new_string(
                                                         args_evidence(ev, sizeof ev, w->args, mode, w->probe_file, w->probe_error)));
         json_object_object_add(adv, "effect", json_object_new_string(args_effect(w->args, mode)));

@@ -12,7 +12,7 @@
  * first write until `refault-window` after the run, per reclaim, and the
  * subtrees a rule skips for its cooldown because their live cgroups
  * refaulted faster than its max-refault-rate.  Also what the kernel's
- * memory.reclaim accepts (the swappiness= probe).  The manager owns one
+ * memory.reclaim accepts (the swappiness= and scope=dying probes).  The manager owns one
  * ReclaimWatch; status.json carries it as "reclaim" (reclaim_watch_to_json),
  * and `pcptunectl status` prints that object (reclaim_watch_print_json).
  *
@@ -55,6 +55,7 @@ typedef struct RefaultBlock {
 
 typedef struct ReclaimWatch {
         ReclaimArgs args;
+        FeatureState scope_dying; /* memory.reclaim takes scope=dying (contrib/kernel 0004) */
         int probe_error;         /* -errno of a failed probe, else 0 */
         char *probe_file;        /* the memory.reclaim written to, below root */
         bool dying_exact;        /* v2 cgroup.stat has nr_dying_subsys_memory */

@@ -193,6 +193,56 @@ static void test_reparenting(void **state) {
         }
 }
 
+/* contrib 0004: memory.reclaim scope=dying, as the daemon's write (or a root tree) told. */
+static void test_reclaim_scope(void **state) {
+        (void) state;
+        KernelProbes p;
+        KernelVersion v;
+        KernelFeatures feat = { 0 };
+        const ProbeResult *r;
+
+        assert_int_equal(kernel_version_parse("6.12.117", &v), 0);
+        struct {
+                FeatureState st;
+                ProbeAnswer answer;
+                const char *evidence, *effect;
+        } cases[] = {
+                { FEATURE_PRESENT, PROBE_YES, "'0 scope=dying' written to memory.reclaim was accepted",
+                  "only the dying memcgs of a subtree" },
+                { FEATURE_ABSENT, PROBE_NO, "EINVAL", "scans its live cgroups too" },
+                { FEATURE_UNKNOWN, PROBE_UNKNOWN, "a hypothetical shape", "scans its live cgroups too" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                feat.reclaim_scope_dying = cases[i].st;
+                kernel_probes_run(&(ProbeInput){ .kernel = v, .features = &feat }, &p);
+                assert_non_null(r = kernel_probes_find(&p, PROBE_RECLAIM_SCOPE));
+                assert_int_equal(r->answer, cases[i].answer);
+                assert_non_null(strstr(r->evidence, cases[i].evidence));
+                assert_non_null(strstr(r->effect, cases[i].effect));
+        }
+
+        /* A root tree declares it (1 or 0; anything else leaves it unknown); cgroup v1 says no. */
+        for (int declared = 0; declared <= 2; declared++) {
+                char *root = root_copy("6.18.44-fc-live-smp2-24G", NULL, NULL);
+                _cleanup_(freep) char *d = NULL, *path = NULL;
+                _cleanup_(snapshot_freep) Snapshot *s = NULL;
+                FILE *f;
+                assert_true(asprintf(&d, "%s/.pcptune", root) >= 0);
+                assert_int_equal(mkdir(d, 0755), 0);
+                assert_true(asprintf(&path, "%s/memory-reclaim-scope-dying", d) >= 0);
+                assert_non_null(f = fopen(path, "we"));
+                fprintf(f, "%d\n", declared);
+                fclose(f);
+                kernel_features_declared(root, &feat);
+                assert_int_equal(feat.reclaim_scope_dying,
+                                 declared == 1 ? FEATURE_PRESENT : declared == 0 ? FEATURE_ABSENT : FEATURE_UNKNOWN);
+                run_probes(root, &s, &p);
+                if (s->has_memcg && s->memcg.mode == CGROUP_MEMORY_V1)
+                        assert_int_equal(answer_of(&p, PROBE_RECLAIM_SCOPE), PROBE_NO);
+                root_remove(root);
+        }
+}
+
 static void test_probe_rows(void **state) {
         (void) state;
         KernelProbes p;
@@ -250,6 +300,7 @@ int main(void) {
                 cmocka_unit_test(test_regime_fixtures), cmocka_unit_test(test_regime_backports),
                 cmocka_unit_test(test_batched_frees),   cmocka_unit_test(test_reparenting),
                 cmocka_unit_test(test_probe_rows),      cmocka_unit_test(test_bulk_free_model),
+                cmocka_unit_test(test_reclaim_scope),
         };
         log_setup("test-probes", LOG_TARGET_NULL, LOG_DEBUG);
         return cmocka_run_group_tests(tests, NULL, NULL);

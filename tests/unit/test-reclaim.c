@@ -136,11 +136,17 @@ typedef struct Recorder {
         unsigned writes;
         bool block;              /* block until a signal interrupts */
         const char *remove_dir;  /* removed before the write (a cgroup that vanishes meanwhile) */
+        bool scope_dying;        /* a kernel with contrib/kernel 0004: memory.reclaim takes scope=dying */
+        unsigned rejected;       /* scope= writes refused with EINVAL (not logged, not counted in writes) */
 } Recorder;
 
 static int record_write(const char *root, const char *path, const char *value, void *userdata) {
         Recorder *r = userdata;
         size_t l = strlen(r->log);
+        if (!r->scope_dying && strstr(value, "scope=")) {
+                r->rejected++;
+                return -EINVAL; /* every kernel without the patch */
+        }
         snprintf(r->log + l, sizeof r->log - l, "%s=%s\n", path, value);
         r->writes++;
         if (r->block) {
@@ -500,6 +506,74 @@ static void test_job_swappiness(void **state) {
         free(root);
 }
 
+/* contrib/kernel 0004: the probe, and what a job writes where memory.reclaim takes scope=dying. */
+static void test_job_scope_dying(void **state) {
+        char *root = v2_tree();
+        ActionReclaimDying cfg = cfg_default();
+        FeatureState st = FEATURE_UNKNOWN;
+        ReclaimJob *j;
+
+        Recorder patched = { .scope_dying = true };
+        assert_int_equal(reclaim_probe_scope(root, "/cg", CGROUP_MEMORY_V2, "/", record_write, &patched, &st), 0);
+        assert_int_equal(st, FEATURE_PRESENT);
+        assert_string_equal(patched.log, "/cg/memory.reclaim=0 scope=dying\n");
+        Recorder stock = { 0 };
+        assert_int_equal(reclaim_probe_scope(root, "/cg", CGROUP_MEMORY_V2, "/a", record_write, &stock, &st), 0);
+        assert_int_equal(st, FEATURE_ABSENT);
+        assert_int_equal(stock.rejected, 1);
+        Recorder v1 = { .scope_dying = true };
+        assert_int_equal(reclaim_probe_scope(root, "/cg", CGROUP_MEMORY_V1, "/", record_write, &v1, &st), 0);
+        assert_int_equal(st, FEATURE_ABSENT);
+        assert_int_equal(v1.writes, 0);
+        Recorder ro = { .scope_dying = true, .fail_path = "memory.reclaim", .fail_error = -EROFS };
+        assert_int_equal(reclaim_probe_scope(root, "/cg", CGROUP_MEMORY_V2, "/", record_write, &ro, &st), -EROFS);
+
+        /* Not probed: the job probes both keys on its first subtree, then every write carries scope=dying.
+         * /a's live children hold all of its usage: with the key it is asked for its share, not the
+         * smallest request, since the kernel scans none of its live cgroups. */
+        Recorder rec = { .scope_dying = true };
+        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = record_write;
+        j->write_userdata = &rec;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->args, RECLAIM_ARGS_SWAPPINESS);
+        assert_int_equal(j->scope_dying, FEATURE_PRESENT);
+        assert_true(strncmp(rec.log, "/cg/c/memory.reclaim=0 swappiness=0\n/cg/c/memory.reclaim=0 scope=dying\n"
+                                     "/cg/c/memory.reclaim=16777216 scope=dying swappiness=0\n", 126) == 0);
+        assert_non_null(strstr(rec.log, "/cg/a/memory.reclaim=16777216 scope=dying swappiness=0\n"));
+        assert_null(strstr(rec.log, "=262144"));
+        assert_int_equal(j->results[0].outcome, RECLAIM_DONE);
+        reclaim_job_free(j);
+
+        /* A kernel with the key but without swappiness= (6.1 with 0004), swap active (no /proc/swaps
+         * here counts as swap): not skipped without allow-swap, no live cgroup is scanned. */
+        Recorder old = { .scope_dying = true };
+        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = old_kernel_write;
+        j->write_userdata = &old;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_int_equal(j->args, RECLAIM_ARGS_BYTES);
+        assert_int_equal(j->host_swap, 1);
+        assert_int_equal(j->results[0].outcome, RECLAIM_DONE);
+        assert_non_null(strstr(old.log, "/cg/c/memory.reclaim=16777216 scope=dying\n"));
+        assert_null(strstr(old.log, "swappiness"));
+        reclaim_job_free(j);
+
+        /* The manager's probe said no: the writes are as before, capped at the dying estimate. */
+        Recorder no = { .scope_dying = true };
+        j = reclaim_job_new(root, "/cg", CGROUP_MEMORY_V2, &cfg, false);
+        j->write_fn = record_write;
+        j->write_userdata = &no;
+        j->args = RECLAIM_ARGS_SWAPPINESS;
+        j->scope_dying = FEATURE_ABSENT;
+        assert_int_equal(reclaim_job_run(j, NULL), 0);
+        assert_null(strstr(no.log, "scope="));
+        assert_non_null(strstr(no.log, "/cg/a/memory.reclaim=262144 swappiness=0\n"));
+        reclaim_job_free(j);
+        test_rm_rf(root);
+        free(root);
+}
+
 static void test_refault_watch(void **state) {
         char *root = v2_tree();
         ActionReclaimDying cfg = cfg_default();
@@ -630,7 +704,7 @@ int main(void) {
                 cmocka_unit_test(test_job_v1_policy),    cmocka_unit_test(test_job_explicit_cgroup),
                 cmocka_unit_test(test_worker_timeout),   cmocka_unit_test(test_refault_parse),
                 cmocka_unit_test(test_probe_args),       cmocka_unit_test(test_job_swappiness),
-                cmocka_unit_test(test_refault_watch),
+                cmocka_unit_test(test_refault_watch),    cmocka_unit_test(test_job_scope_dying),
         };
         log_setup("test-reclaim", LOG_TARGET_NULL, LOG_DEBUG);
         return cmocka_run_group_tests(tests, NULL, NULL);
