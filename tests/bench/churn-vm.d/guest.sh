@@ -10,7 +10,8 @@ P=${1:-100} C=${2:-10} RUNS=${3:-2} OBS=${4:-60} CACHE=${5:-64KiB}
 K=/usr/share/pcptune-churn
 BB=/usr/local/bin/busybox
 echo "guest: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print $2 }' /proc/meminfo) kB"
-while read -r m; do
+# Debian kernels: brd and ext4 are modules; the contrib kernels have them built in (brd.* on the command line).
+[ -s "$K/kmods/load-order" ] && while read -r m; do
 	case "$m" in
 	brd.ko) $BB insmod "$K/kmods/$m" rd_nr=2 rd_size=524288 ;;
 	*) $BB insmod "$K/kmods/$m" ;;
@@ -21,6 +22,7 @@ mkswap /dev/ram1 >/dev/null && swapon /dev/ram1 || { echo "FAIL: swap on /dev/ra
 echo "guest: /var/tmp $(stat -f -c %T /var/tmp), swap: $(tail -n +2 /proc/swaps | awk '{ print $1, $3 " kB" }')"
 echo "guest: root cgroup.controllers: $(cat /sys/fs/cgroup/cgroup.controllers); subtree_control: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 echo "guest: '0 swappiness=0' > memory.reclaim: $( { echo '0 swappiness=0' >/sys/fs/cgroup/memory.reclaim; } 2>&1 && echo accepted)"
+echo "guest: '0 scope=dying' > memory.reclaim: $( { echo '0 scope=dying' >/sys/fs/cgroup/memory.reclaim; } 2>&1 && echo accepted)"
 
 # 0. What pcptuned's probe answers here (it writes "0 swappiness=0" to the root's memory.reclaim).
 mkdir -p /tmp/probe-pol && cp "$K/60-dying-memcg.yaml" /tmp/probe-pol/
