@@ -68,6 +68,17 @@ else
 	echo "$st" | grep -q "contrib 0002, vm.pcp_batch_scale_max: no" && echo "$st" | grep -q "contrib 0003, /sys/kernel/mm/percpu: no" &&
 		pass "status shows none" || fail "status: $st"
 fi
+# 0004: with a reclaim-dying rule loaded the daemon probes memory.reclaim for scope=dying, and must
+# find what a write of "0 scope=dying" finds (the rule itself never fires here).
+if [ -f $cg/memory.reclaim ]; then
+	( echo "0 scope=dying" >$cg/memory.reclaim ) 2>/dev/null && want="accepted" || want="not accepted"
+	mkdir -p /run/pt-rec
+	printf 'version: 1\nname: vm-reclaim\nrules:\n  - name: never\n    when: memcg.dying > 100000000\n    action: { reclaim-dying: { cgroup: auto } }\n' >/run/pt-rec/60.yaml
+	chmod 0644 /run/pt-rec/60.yaml
+	out=$(pcptuned --once --policy-dir /run/pt-rec --state-dir /run/pt-rec-state 2>&1)
+	echo "$out" | grep -q "scope=dying (contrib/kernel 0004): $want" && pass "the daemon's scope=dying probe: $want" ||
+		fail "scope=dying probe (the kernel: $want): $out"
+fi
 pl=$(pcptunectl plan --no-owner-check --policy-dir $P/empty 2>&1)
 echo "$pl" | grep -q "contrib 0003, /sys/kernel/mm/percpu:" && pass "plan's advisories list the contrib mechanisms" || fail "plan: $pl"
 echo "RESULT: $fails failed"
