@@ -295,9 +295,7 @@ static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, u
  * Does the cgroup itself run tasks?  force_empty does not refuse a populated
  * cgroup (mem_cgroup_force_empty(), mm/memcontrol-v1.c 6.12-6.18: it only
  * loops on try_to_free_mem_cgroup_pages()), so it would empty a running
- * container's page cache; and the v1 holder estimate counts kernel memory
- * (charged to usage_in_bytes, not to cache + rss) as removed children's, so a
- * live leaf can look like a holder.  A read error counts as "runs tasks".
+ * container's page cache.  A read error counts as "runs tasks".
  */
 static bool cg_has_tasks(const ReclaimJob *j, const char *cg) {
         _cleanup_(freep) char *path = NULL, *buf = NULL;

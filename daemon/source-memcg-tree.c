@@ -156,11 +156,24 @@ static int scan_v2(ScanCtx *c, const char *cg, uint64_t dying, bool is_hierarchy
         return 0;
 }
 
-/* v1: own pages of a cgroup, from the non-hierarchical fields of memory.stat. */
-static int v1_local_bytes(ScanCtx *c, const char *cg, uint64_t *ret) {
+/*
+ * v1: the LRU pages (page cache and anon) of a cgroup from one read of its
+ * memory.stat: *ret_local its own ("cache" + "rss"), *ret_total its whole
+ * subtree, removed children included ("total_cache" + "total_rss",
+ * memcg1_stat_format(), mm/memcontrol-v1.c 6.12-6.18, mm/memcontrol.c 6.1),
+ * in bytes.  Not memory.usage_in_bytes: that also counts kernel memory (the
+ * percpu of every child memcg is charged to its parent, mem_cgroup_alloc())
+ * and the per-CPU charge stock (up to 64 pages per CPU), which would make
+ * parents of live children look like holders on hosts with many CPUs.
+ * Without total_ fields (never seen on v1) the subtree falls back to
+ * usage_in_bytes.  0 or -errno.
+ */
+static int v1_lru_bytes(ScanCtx *c, const char *cg, uint64_t *ret_total, uint64_t *ret_local) {
+        static const char *const keys[] = { "cache", "rss", "total_cache", "total_rss" };
         _cleanup_(freep) char *buf = NULL;
         const char *pos, *end, *line;
-        uint64_t total = 0;
+        uint64_t v[ELEMENTSOF(keys)] = { 0 };
+        bool seen_total = false;
         size_t len, l;
         int r = read_cg_file(c, cg, "memory.stat", &buf, &len);
 
@@ -168,30 +181,35 @@ static int v1_local_bytes(ScanCtx *c, const char *cg, uint64_t *ret) {
                 return r;
         pos = buf;
         end = buf + len;
-        while (next_line(&pos, end, &line, &l)) {
-                static const char *const keys[] = { "cache", "rss" };
+        while (next_line(&pos, end, &line, &l))
                 for (size_t k = 0; k < ELEMENTSOF(keys); k++)
                         if (line_has_key(line, l, keys[k], " ")) {
-                                const char *v = line + strlen(keys[k]);
+                                const char *p = line + strlen(keys[k]);
                                 uint64_t x;
-                                if (scan_u64(&v, line + l, &x) >= 0)
-                                        total += x;
+                                if (scan_u64(&p, line + l, &x) >= 0) {
+                                        v[k] = x;
+                                        seen_total |= k >= 2;
+                                }
                         }
+        *ret_local = v[0] + v[1];
+        if (seen_total) {
+                *ret_total = v[2] + v[3];
+                return 0;
         }
-        *ret = total;
-        return 0;
+        return read_cg_u64(c, cg, "memory.usage_in_bytes", ret_total);
 }
 
-/* v1: returns the hierarchical usage of cg in *ret_usage and records it as a holder if it has a surplus. */
-static int scan_v1(ScanCtx *c, const char *cg, bool is_hierarchy_root, uint64_t *ret_usage) {
+/* v1: returns the subtree's LRU bytes of cg in *ret_total and records cg as a holder if removed
+ * children hold more than min_bytes of them. */
+static int scan_v1(ScanCtx *c, const char *cg, bool is_hierarchy_root, uint64_t *ret_total) {
         _cleanup_(strv_freep) char **kids = NULL;
-        uint64_t usage = 0, children = 0;
+        uint64_t total = 0, local = 0, children = 0;
         size_t n = 0;
         unsigned live = 0;
         int r;
 
         c->out->cgroups_visited++;
-        r = read_cg_u64(c, cg, "memory.usage_in_bytes", &usage);
+        r = v1_lru_bytes(c, cg, &total, &local);
         if (r < 0)
                 return r;
         r = list_children(c, cg, &kids, &n);
@@ -207,17 +225,10 @@ static int scan_v1(ScanCtx *c, const char *cg, bool is_hierarchy_root, uint64_t 
                 children += u;
                 live++;
         }
-        *ret_usage = usage;
-        if (is_hierarchy_root || usage <= children + c->min_bytes)
+        *ret_total = total;
+        if (is_hierarchy_root || total <= children + local + c->min_bytes)
                 return 0;
-        uint64_t local = 0;
-        r = v1_local_bytes(c, cg, &local);
-        if (r < 0)
-                return r == -ENOENT ? 0 : r;
-        uint64_t surplus = usage - children;
-        if (surplus > local + c->min_bytes)
-                return add_holder(c, cg, 0, surplus - local, usage, live);
-        return 0;
+        return add_holder(c, cg, 0, total - children - local, total, live);
 }
 
 static int holder_compare(const void *a, const void *b) {

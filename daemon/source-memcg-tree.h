@@ -18,19 +18,21 @@
  *    non-zero; a cgroup directly holds its count minus its live children's.
  *    Exact.  What they hold: the holder's memory.current minus its live
  *    children's (read for holders only).
- *  - v1: no per-cgroup dying counter exists.  A cgroup's hierarchical usage
- *    (memory.usage_in_bytes) minus its live children's minus its own pages
- *    (memory.stat cache + rss, read only for cgroups with such a surplus) is
- *    the memory still charged to children that were removed: an estimate of
- *    where dying memcgs are pinned, in bytes, not a count.
+ *  - v1: no per-cgroup dying counter exists.  A cgroup's subtree LRU pages
+ *    (memory.stat total_cache + total_rss) minus its live children's minus
+ *    its own (cache + rss) are the pages still charged to children that were
+ *    removed: where dying memcgs are pinned, in bytes, not a count.  One
+ *    memory.stat read per cgroup.  Kernel memory is left out on purpose: the
+ *    percpu of live children is charged to their parent, and is not
+ *    reclaimable anyway.
  */
 
 typedef struct MemcgHolder {
         char *path;              /* below the hierarchy, e.g. "/pods/p1" */
         uint64_t dying;          /* v2: dying memcgs directly below; v1: 0 (unknown) */
-        uint64_t dying_bytes;    /* charge of removed children: v1 an estimate (kernel memory included); v2 usage
-                                  * minus the live children's */
-        uint64_t usage_bytes;    /* hierarchical usage (v1 usage_in_bytes, v2 memory.current) */
+        uint64_t dying_bytes;    /* charge of removed children: v1 their LRU pages; v2 usage minus the live
+                                  * children's */
+        uint64_t usage_bytes;    /* hierarchical: v1 LRU pages (total_cache + total_rss), v2 memory.current */
         unsigned live_children;
 } MemcgHolder;
 

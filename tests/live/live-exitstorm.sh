@@ -82,18 +82,48 @@ sleep 6; wait "$spid"
 if [ "$(cat "$knob")" = "$at_floor_val" ]; then tap_ok "a rate between the thresholds keeps the minimum (hysteresis)"; else
 	tap_fail "hysteresis" "fraction $(cat "$knob")" "$(cat "$tmp/log")"; fi
 
-# Quiet: until: holds for 4 s, then the previous value comes back.
+# Quiet: until: holds for 4 s, then the previous value comes back.  The rate is host-wide: other
+# work (a parallel make check, builds) may keep it above 100/s, and then staying is right.  So the
+# test measures the host's fork rate itself, second by second: the fraction must be back once the
+# host has had 9 quiet seconds in a row (below 80/s, a margin under the rule's 100/s; the rule needs
+# 4); if the host never gives 9 quiet seconds in 2 minutes, the check is skipped, never passed.
+forks() { awk '/^processes/ { print $2 }' /proc/stat; }
 back() { [ "$(cat "$knob")" = "$original" ]; }
-if wait_for 120 back; then tap_ok "after the storm the fraction returns to $original"; else
-	tap_fail "return" "fraction $(cat "$knob")" "$(cat "$tmp/log")"; fi
-n=$(changes)
-[ "$n" -eq 2 ] && tap_ok "exactly one change and one restore (no flapping)" || tap_fail "changes: $n" "$(cat "$tmp/log")"
-
-# A rate below the upper threshold never triggers.
-storm 5 0.01 &
-spid=$!; sleep 5; wait "$spid"; sleep 1
-[ "$(changes)" -eq 2 ] && back && tap_ok "a moderate rate (below 400/s) does not trigger" || tap_fail "moderate" "$(cat "$tmp/log")"
-
+# wait_quiet_back: 0 back after quiet, 1 quiet but not back (a failure), 2 the host was never quiet.
+wait_quiet_back() {
+	local quiet_s=0 i f0 f1
+	for i in $(seq 120); do
+		back && return 0
+		f0=$(forks); sleep 1; f1=$(forks)
+		if [ $((f1 - f0)) -lt 80 ]; then quiet_s=$((quiet_s + 1)); else quiet_s=0; fi
+		[ $quiet_s -ge 9 ] && { back; return $(( $? ? 1 : 0 )); }
+	done
+	back && return 0
+	return 2
+}
+wait_quiet_back; rc=$?
+case $rc in
+0) tap_ok "after the storm the fraction returns to $original" ;;
+1) tap_fail "return" "fraction $(cat "$knob") after 9 s below 80 forks/s" "$(cat "$tmp/log")" ;;
+*) tap_ok "# SKIP return: the host never had 9 quiet seconds in a row in 2 minutes (fraction $(cat "$knob"))" ;;
+esac
+if [ $rc = 0 ]; then
+	n=$(changes)
+	[ "$n" -eq 2 ] && tap_ok "exactly one change and one restore (no flapping)" || tap_fail "changes: $n" "$(cat "$tmp/log")"
+	# A rate below the upper threshold never triggers (judged only if the host itself stayed
+	# below 150/s of other work meanwhile: storm + host must stay under 400/s).
+	f0=$(forks); s0=$(date +%s.%N)
+	storm 5 0.01 &
+	spid=$!; sleep 5; wait "$spid"; sleep 1
+	f1=$(forks); s1=$(date +%s.%N)
+	total=$(awk -v n=$((f1 - f0)) -v a="$s0" -v b="$s1" 'BEGIN { printf "%d", n / (b - a) }')
+	if [ "$(changes)" -eq 2 ] && back; then tap_ok "a moderate rate (below 400/s) does not trigger ($total forks/s in all)"
+	elif [ "$total" -ge 300 ]; then tap_ok "# SKIP moderate: the host forked $total/s in all during it, too close to 400/s to judge"
+	else tap_fail "moderate ($total forks/s in all)" "$(cat "$tmp/log")"; fi
+else
+	tap_ok "# SKIP changes: the return could not be judged"
+	tap_ok "# SKIP moderate: the return could not be judged"
+fi
 kill -TERM "$pid"; wait "$pid"; pid=""
 back && tap_ok "stop leaves the original value" || tap_fail "stop" "fraction $(cat "$knob")"
 tap_done

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # reclaim-dying on the live kernel (root): two parents with five children
 # each, every child charged 1 MiB of page cache by a process that then exits;
-# the children are removed and stay dying.  Dry-run must change nothing; the
+# the children are removed and stay dying; a third parent has only live children.  Dry-run must change nothing; the
 # real run must reclaim only the two parents (force-empty: childless on v1,
 # memory.reclaim on v2), the dying memcgs must be freed, and a file cached
 # outside the test tree must stay cached.  Everything is created below one
@@ -63,6 +63,12 @@ for p in a b; do
 	done
 done
 for p in a b; do for c in 1 2 3 4 5; do rmdir "$T/$p/c$c"; done; done
+# A parent of 8 live children and no removed one: the percpu of its children is charged to it
+# (kernel memory in memory.usage_in_bytes, ~10 KiB per child per possible CPU), and so may be its
+# per-CPU charge stock; none of it is held by a dying memcg, so it must not be a holder.
+mkdir "$T/l"
+[ $mode = v2 ] && echo +memory >"$T/l/cgroup.subtree_control"
+for c in 1 2 3 4 5 6 7 8; do mkdir "$T/l/k$c"; done
 sleep 1
 made_dying=$(dying)
 if [ "$made_dying" -ge $((before_dying + 10 - noise)) ]; then
@@ -94,7 +100,7 @@ chmod 0644 "$pol/50-test.yaml"
 "$PCPTUNED" --dry-run --once --policy-dir "$pol" >"$tmp/dry" 2>&1
 ua2=$(cat "$T/a/$usage")
 if grep -q "would reclaim 2 subtrees" "$tmp/dry" && [ "$ua2" -ge $((ua * 9 / 10)) ] && [ "$(dying)" -ge $((made_dying - noise)) ]; then
-	tap_ok "dry-run names the 2 parents and reclaims nothing (usage of /a: $ua -> $ua2)"
+	tap_ok "dry-run names the 2 parents, not the parent of live children only, and reclaims nothing (usage of /a: $ua -> $ua2; /l: $(cat "$T/l/$usage") bytes in usage)"
 else
 	tap_fail "dry-run" "usage $ua -> $ua2, dying $(dying)" "$(cat "$tmp/dry")"
 fi

@@ -127,6 +127,42 @@ static void test_scan_v1(void **state) {
         free(root);
 }
 
+/*
+ * v1, as the live kernel shows it: memory.usage_in_bytes of a parent exceeds its children's by the
+ * percpu of its live children (charged to the parent, mem_cgroup_alloc()) and by its per-CPU charge
+ * stock (64 pages per CPU), with no page of a removed child anywhere: not a holder.  Its LRU pages
+ * (memory.stat total_*) decide.  /q2 does hold 2 MiB of removed children's page cache and anon.
+ */
+static void test_scan_v1_kernel_memory(void **state) {
+        char *root = test_mkdtemp("reclaim");
+        MemcgScan s;
+
+        v1_cg(root, "/", 100 << 20, 10 << 20);
+        /* /q1: 8 MiB of usage_in_bytes, but its 3 live children hold all its 3 MiB of LRU pages. */
+        put(root, "/q1", "memory.usage_in_bytes", "8388608\n");
+        put(root, "/q1", "memory.stat", "cache 0\nrss 0\ntotal_cache 2097152\ntotal_rss 1048576\n");
+        for (int i = 0; i < 3; i++) {
+                char cg[16];
+                snprintf(cg, sizeof cg, "/q1/c%d", i);
+                v1_cg(root, cg, 1 << 20, 1 << 20);
+        }
+        /* /q2: 1 MiB own, 2 MiB of a removed child (cache and rss), a live child with 1 MiB. */
+        put(root, "/q2", "memory.usage_in_bytes", "5242880\n");
+        put(root, "/q2", "memory.stat",
+            "cache 1048576\nrss 0\nmapped_file 0\ntotal_cache 3145728\ntotal_rss 1048576\ntotal_mapped_file 0\n");
+        v1_cg(root, "/q2/live", 1 << 20, 1 << 20);
+
+        assert_int_equal(memcg_scan_holders(root, "/cg", CGROUP_MEMORY_V1, NULL, 64 * 1024, &s), 0);
+        assert_int_equal(s.n_holders, 1);
+        assert_string_equal(s.holders[0].path, "/q2");
+        assert_int_equal(s.holders[0].dying_bytes, 2 << 20);
+        assert_int_equal(s.holders[0].live_children, 1);
+        assert_int_equal(s.cgroups_visited, 6);
+        memcg_scan_done(&s);
+        test_rm_rf(root);
+        free(root);
+}
+
 /* Injected writes: record them, fail some on purpose. */
 typedef struct Recorder {
         char log[8192];
@@ -700,6 +736,7 @@ static void test_worker_timeout(void **state) {
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_scan_v2),          cmocka_unit_test(test_scan_v1),
+                cmocka_unit_test(test_scan_v1_kernel_memory),
                 cmocka_unit_test(test_job_v2_budget),    cmocka_unit_test(test_job_errors),
                 cmocka_unit_test(test_job_v1_policy),    cmocka_unit_test(test_job_explicit_cgroup),
                 cmocka_unit_test(test_worker_timeout),   cmocka_unit_test(test_refault_parse),
