@@ -328,7 +328,7 @@ static int cmd_status(const CtlOptions *o) {
         _cleanup_(policy_set_freep) PolicySet *set = NULL;
         _cleanup_(diagnostics_done) Diagnostics diag = { 0 };
         _cleanup_(eval_state_freep) EvalState *st = eval_state_new();
-        _cleanup_(plan_done) Plan plan = { 0 };
+        _cleanup_(decision_done) Decision decision = { 0 };
         json_object *dstatus = NULL, *out, *v;
         MetricValues mv;
         Knob knob = { 0 };
@@ -358,7 +358,7 @@ static int cmd_status(const CtlOptions *o) {
         if (st && streq(o->root, "/") && calibration_load(o->calibration_dir, &cal) >= 0)
                 eval_state_set_ns_per_page(st, calibration_p99_ns_per_page(&cal));
         if (r >= 0 && st)
-                (void) policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &plan);
+                (void) policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &decision);
         bool have_knob = status_daemon_knob(dstatus, s, &knob);
 
         KernelFeatures feat;
@@ -381,7 +381,7 @@ static int cmd_status(const CtlOptions *o) {
         KernelProbes probes;
         kernel_probes_run(&(ProbeInput){ .root = o->root, .snap = s, .kernel = s->topo.kernel, .features = &feat },
                           &probes);
-        ReportInput in = { .snap = s, .mv = &mv, .set = set, .plan = r >= 0 ? &plan : NULL,
+        ReportInput in = { .snap = s, .mv = &mv, .set = set, .decision = r >= 0 ? &decision : NULL,
                            .knob = have_knob ? &knob : NULL, .features = &feat, .probes = &probes,
                            .memcg_cost = &cost, .pstats = &pstats, .dry_run = true, .bulk_free = &bulk };
         out = report_to_json(&in);

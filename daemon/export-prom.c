@@ -165,7 +165,7 @@ static void get_rule_state(const PromInput *in, PromEmit *e) {
                 [RULE_HOST_MISMATCH] = "host_mismatch",
                 [RULE_UNAVAILABLE] = "unavailable",
         };
-        const Plan *p = in->report->plan;
+        const Decision *p = in->report->decision;
         for (size_t i = 0; p && i < p->n_rules; i++)
                 for (int v = 0; v < _RULE_VERDICT_MAX; v++)
                         prom_emit(e, (int) p->rules[i].verdict == v ? 1 : 0, p->rules[i].policy->name,

@@ -521,9 +521,9 @@ static bool manager_warn_once(Manager *m, const char *policy, const char *rule) 
         return true;
 }
 
-static void manager_log_rules(Manager *m, const Plan *plan, const MetricValues *mv) {
-        for (size_t i = 0; i < plan->n_rules; i++) {
-                const RuleStatus *st = &plan->rules[i];
+static void manager_log_rules(Manager *m, const Decision *decision, const MetricValues *mv) {
+        for (size_t i = 0; i < decision->n_rules; i++) {
+                const RuleStatus *st = &decision->rules[i];
                 if (st->newly_active)
                         log_info("Rule %s/%s is now active", st->policy->name, st->rule->name);
                 else if (st->newly_inactive)
@@ -580,9 +580,9 @@ static bool manager_bind_knob(Manager *m, const Snapshot *s) {
         return true;
 }
 
-/* Apply the plan's pcp decision: the winning goal, or hand the knob back when nothing wants it. */
-static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
-        const PcpDecision *d = &plan->pcp_high;
+/* Apply the decision for the pcp knob: the winning goal, or hand the knob back when nothing wants it. */
+static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Decision *decision) {
+        const PcpDecision *d = &decision->pcp_high;
         char gbuf[64], reason[320];
         int r;
 
@@ -686,8 +686,8 @@ static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Plan *plan) {
 }
 
 /* pcp.batch_scale_max: vm.pcp_batch_scale_max exists only with pcptune's contrib patch (0002). */
-static void manager_apply_scale(Manager *m, const Plan *plan) {
-        const ScaleDecision *d = &plan->batch_scale_max;
+static void manager_apply_scale(Manager *m, const Decision *decision) {
+        const ScaleDecision *d = &decision->batch_scale_max;
         _cleanup_(freep) char *path = NULL;
         char reason[64];
 
@@ -718,7 +718,7 @@ static void manager_apply_scale(Manager *m, const Plan *plan) {
 
 /* A `repair: pagesets` rule: recompute pagesets that differ from the model (a CPU whose batch was left at
  * a value the kernel no longer computes). */
-static void manager_repair_pagesets(Manager *m, const Snapshot *s, const PlannedAction *a, bool wrote_knob) {
+static void manager_repair_pagesets(Manager *m, const Snapshot *s, const DecidedAction *a, bool wrote_knob) {
         PagesetCheck c = { 0 };
         int r;
 
@@ -1042,7 +1042,7 @@ static void on_reclaim_done(ReclaimJob *j, void *userdata) {
         }
 }
 
-static void manager_start_reclaim(Manager *m, const Snapshot *s, const PlannedAction *a) {
+static void manager_start_reclaim(Manager *m, const Snapshot *s, const DecidedAction *a) {
         _cleanup_(reclaim_job_freep) ReclaimJob *j = NULL;
         int r;
 
@@ -1123,7 +1123,7 @@ static void manager_start_reclaim(Manager *m, const Snapshot *s, const PlannedAc
 }
 
 /* percpu-depopulate: the contrib patch's trigger unmaps empty populated pages and frees empty chunks now. */
-static void manager_percpu_depopulate(Manager *m, const Snapshot *s, const PlannedAction *a) {
+static void manager_percpu_depopulate(Manager *m, const Snapshot *s, const DecidedAction *a) {
         const PercpuSysfs *b = &s->percpu_sysfs;
         PercpuSysfs after;
         Meminfo mi = { 0 };
@@ -1173,9 +1173,9 @@ static void manager_percpu_depopulate(Manager *m, const Snapshot *s, const Plann
                    after.nr_chunks, s->meminfo.percpu_kib, mi.percpu_kib);
 }
 
-static void manager_run_actions(Manager *m, const Snapshot *s, const Plan *plan, bool wrote_knob) {
-        for (size_t i = 0; i < plan->n_actions; i++) {
-                const PlannedAction *a = &plan->actions[i];
+static void manager_run_actions(Manager *m, const Snapshot *s, const Decision *decision, bool wrote_knob) {
+        for (size_t i = 0; i < decision->n_actions; i++) {
+                const DecidedAction *a = &decision->actions[i];
                 if (a->repair_pagesets)
                         manager_repair_pagesets(m, s, a, wrote_knob);
                 else if (a->action->kind == ACTION_RECLAIM_DYING)
@@ -1356,8 +1356,8 @@ static void manager_bulk_free_metrics(const BulkFreeView *v, MetricValues *mv) {
 }
 
 /* What the last sample decided for a bulk_free_p99 goal, and since when the knob holds it. */
-static void manager_goal_track(Manager *m, const Plan *plan, usec_t now) {
-        const PcpDecision *d = &plan->pcp_high;
+static void manager_goal_track(Manager *m, const Decision *decision, usec_t now) {
+        const PcpDecision *d = &decision->pcp_high;
         bool active = d->wanted && d->goal.kind == PCP_GOAL_BULK_FREE_P99 &&
                       (d->solve_error >= 0 || d->solve_error == -ERANGE);
 
@@ -1416,10 +1416,10 @@ static void manager_probe_reclaim_args(Manager *m, const Snapshot *s) {
                                                                  : "not accepted");
 }
 
-/* One sample: sources -> snapshot -> evaluation -> plan -> actuators.  cheap: reuse costly sources. */
+/* One sample: sources -> snapshot -> evaluation -> decision -> actuators.  cheap: reuse costly sources. */
 static int manager_sample_full(Manager *m, bool cheap) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
-        _cleanup_(plan_done) Plan plan = { 0 };
+        _cleanup_(decision_done) Decision decision = { 0 };
         MetricValues mv;
         usec_t cpu0 = now_usec(CLOCK_THREAD_CPUTIME_ID), wall0 = now_usec(CLOCK_MONOTONIC), now;
         int r;
@@ -1452,18 +1452,18 @@ static int manager_sample_full(Manager *m, bool cheap) {
         kernel_probes_run(&(ProbeInput){ .root = m->root, .snap = s, .kernel = s->topo.kernel, .features = &m->features },
                           &m->probes);
 
-        r = policy_eval(m->policies, s, &mv, m->eval, now, &plan);
+        r = policy_eval(m->policies, s, &mv, m->eval, now, &decision);
         if (r < 0)
                 return log_error_errno(r, "Failed to evaluate policies: %s", errno_str(r));
-        manager_log_rules(m, &plan, &mv);
+        manager_log_rules(m, &decision, &mv);
         bool exit_rules_active = false;
-        for (size_t i = 0; i < plan.n_rules; i++)
-                exit_rules_active |= plan.rules[i].verdict == RULE_ACTIVE &&
-                                     rule_uses_metric(plan.rules[i].rule, METRIC_PROC_EXIT_RATE);
+        for (size_t i = 0; i < decision.n_rules; i++)
+                exit_rules_active |= decision.rules[i].verdict == RULE_ACTIVE &&
+                                     rule_uses_metric(decision.rules[i].rule, METRIC_PROC_EXIT_RATE);
         triggers_set_exit_rules_active(m->triggers, exit_rules_active);
-        bool wrote = manager_apply_pcp(m, s, &plan);
-        manager_goal_track(m, &plan, now);
-        manager_apply_scale(m, &plan);
+        bool wrote = manager_apply_pcp(m, s, &decision);
+        manager_goal_track(m, &decision, now);
+        manager_apply_scale(m, &decision);
         if (wrote) { /* written or restored */
                 /* The report and STATUS= show what the knob holds now, and the next sample reads
                  * zoneinfo again: the pagesets just changed. */
@@ -1472,7 +1472,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
                         s->knob.value = v;
                 m->zoneinfo_skips = UINT_MAX;
         }
-        manager_run_actions(m, s, &plan, wrote);
+        manager_run_actions(m, s, &decision, wrote);
 
         m->counters.samples++;
         m->last_sample_cpu_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu0;
@@ -1487,7 +1487,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
         }
         MemcgCost cost;
         manager_memcg_cost(m, s, &cost);
-        ReportInput in = { .snap = s, .mv = &mv, .set = m->policies, .plan = &plan,
+        ReportInput in = { .snap = s, .mv = &mv, .set = m->policies, .decision = &decision,
                            .knob = m->knob_known ? &m->pcp_knob : NULL, .features = &m->features, .probes = &m->probes,
                            .memcg_cost = &cost, .bulk_free = &bulk,
                            .dry_run = m->dry_run };

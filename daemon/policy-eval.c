@@ -130,12 +130,12 @@ void eval_state_action_done(EvalState *s, const Policy *p, const Rule *r, usec_t
                 h->last_action = now;
 }
 
-void plan_done(Plan *p) {
+void decision_done(Decision *p) {
         if (!p)
                 return;
         free(p->rules);
         free(p->actions);
-        *p = (Plan){ 0 };
+        *p = (Decision){ 0 };
 }
 
 /*
@@ -284,16 +284,16 @@ const char *rule_status_explain(const RuleStatus *st, const MetricValues *mv, ch
 }
 
 int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *mv, EvalState *state, usec_t now,
-                Plan *ret) {
-        Plan plan = { 0 };
+                Decision *ret) {
+        Decision decision = { 0 };
         size_t total = 0;
 
         for (size_t i = 0; set && i < set->n_policies; i++)
                 total += set->policies[i]->n_rules;
-        plan.rules = calloc(MAX(total, (size_t) 1), sizeof(RuleStatus));
-        plan.actions = calloc(MAX(2 * total, (size_t) 1), sizeof(PlannedAction));
-        if (!plan.rules || !plan.actions) {
-                plan_done(&plan);
+        decision.rules = calloc(MAX(total, (size_t) 1), sizeof(RuleStatus));
+        decision.actions = calloc(MAX(2 * total, (size_t) 1), sizeof(DecidedAction));
+        if (!decision.rules || !decision.actions) {
+                decision_done(&decision);
                 return -ENOMEM;
         }
 
@@ -305,12 +305,12 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
 
                 for (size_t k = 0; k < p->n_rules; k++) {
                         const Rule *r = &p->rules[k];
-                        RuleStatus *st = &plan.rules[plan.n_rules++];
+                        RuleStatus *st = &decision.rules[decision.n_rules++];
                         RuleHistory *h = eval_state_get(state, p, r);
                         bool was_active;
 
                         if (!h) {
-                                plan_done(&plan);
+                                decision_done(&decision);
                                 return -ENOMEM;
                         }
                         was_active = h->active;
@@ -347,12 +347,12 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
                                 continue;
 
                         if (r->has_batch_scale_max)
-                                plan.batch_scale_max = (ScaleDecision){ true, p, r, r->batch_scale_max };
+                                decision.batch_scale_max = (ScaleDecision){ true, p, r, r->batch_scale_max };
                         if (r->has_pcp_high) {
-                                plan.pcp_high.wanted = true;
-                                plan.pcp_high.policy = p;
-                                plan.pcp_high.rule = r;
-                                plan.pcp_high.goal = r->pcp_high;
+                                decision.pcp_high.wanted = true;
+                                decision.pcp_high.policy = p;
+                                decision.pcp_high.rule = r;
+                                decision.pcp_high.goal = r->pcp_high;
                         }
                         if (r->action.kind == ACTION_NONE && !r->repair_pagesets)
                                 continue;
@@ -362,14 +362,14 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
                         if (h->last_action != USEC_INFINITY && now - h->last_action < cooldown)
                                 continue;
                         if (r->action.kind != ACTION_NONE)
-                                plan.actions[plan.n_actions++] = (PlannedAction){ p, r, &r->action, false };
+                                decision.actions[decision.n_actions++] = (DecidedAction){ p, r, &r->action, false };
                         if (r->repair_pagesets)
-                                plan.actions[plan.n_actions++] = (PlannedAction){ p, r, NULL, true };
+                                decision.actions[decision.n_actions++] = (DecidedAction){ p, r, NULL, true };
                 }
         }
 
-        if (plan.pcp_high.wanted) {
-                PcpDecision *d = &plan.pcp_high;
+        if (decision.pcp_high.wanted) {
+                PcpDecision *d = &decision.pcp_high;
                 if (!snap || snap->n_pcp_zones == 0)
                         d->solve_error = -ENODATA;
                 else {
@@ -394,7 +394,7 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
                 }
         }
 
-        *ret = plan;
+        *ret = decision;
         return 0;
 }
 

@@ -9,7 +9,7 @@
 
 /*
  * Policy evaluation: a pure function of (snapshot metrics, history, policy
- * set) -> plan.  The history (EvalState) holds what conditions need across
+ * set) -> decision.  The history (EvalState) holds what conditions need across
  * samples: since when each `for` operand has held, which rules are active
  * (for `until:` hysteresis) and when each rule last acted (cooldown).  Dry-run
  * and live mode run the same code; only the actuators differ.
@@ -100,12 +100,12 @@ typedef struct PcpDecision {
 } PcpDecision;
 
 /* An action a rule asks for now (rule active, cooldown elapsed). */
-typedef struct PlannedAction {
+typedef struct DecidedAction {
         const Policy *policy;
         const Rule *rule;
         const Action *action;     /* NULL for a pageset repair */
         bool repair_pagesets;
-} PlannedAction;
+} DecidedAction;
 
 /* Cooldowns when a rule gives none: a repair that did not help must not loop every sample. */
 #define COOLDOWN_DEFAULT_ACTION_USEC (60 * USEC_PER_SEC)
@@ -119,24 +119,24 @@ typedef struct ScaleDecision {
         int value;                /* 0..6 */
 } ScaleDecision;
 
-typedef struct Plan {
+typedef struct Decision {
         PcpDecision pcp_high;
         ScaleDecision batch_scale_max;
         RuleStatus *rules;        /* one per rule of the set, in set order */
         size_t n_rules;
-        PlannedAction *actions;
+        DecidedAction *actions;
         size_t n_actions;
-} Plan;
+} Decision;
 
 /*
  * Evaluate the set at time now (CLOCK_MONOTONIC µs).  The snapshot gives the
  * host's zones for the goal solver; mv the metric values.  Updates state.
- * Returns 0 or -ENOMEM.  Release the plan with plan_done().
+ * Returns 0 or -ENOMEM.  Release the decision with decision_done().
  */
 int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *mv, EvalState *state, usec_t now,
-                Plan *ret);
+                Decision *ret);
 
-void plan_done(Plan *p);
+void decision_done(Decision *p);
 
 /* Record that the rule's action ran at time now (starts its cooldown). */
 void eval_state_action_done(EvalState *state, const Policy *p, const Rule *r, usec_t now);

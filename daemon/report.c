@@ -224,7 +224,7 @@ const char *report_knob_state(const ReportInput *in) {
 
 static bool decision_changes(const ReportInput *in, int64_t *ret_target) {
         const Snapshot *s = in->snap;
-        const Plan *p = in->plan;
+        const Decision *p = in->decision;
 
         if (!p || !s->has_knob || !s->knob.writable)
                 return false;
@@ -242,7 +242,7 @@ static bool decision_changes(const ReportInput *in, int64_t *ret_target) {
 /* The decision as one sentence (the text after "decision: "; JSON's decision.reason), in buf. */
 static const char *decision_reason(const ReportInput *in, char *buf, size_t size) {
         const Snapshot *s = in->snap;
-        const Plan *p = in->plan;
+        const Decision *p = in->decision;
         const PcpDecision *d = p ? &p->pcp_high : NULL;
         char gbuf[64] = "";
         int64_t target;
@@ -607,8 +607,8 @@ static json_object *report_json_decision(const ReportInput *in) {
         char reason[512];
         int64_t target;
 
-        if (in->plan && in->plan->pcp_high.wanted) {
-                const PcpDecision *d = &in->plan->pcp_high;
+        if (in->decision && in->decision->pcp_high.wanted) {
+                const PcpDecision *d = &in->decision->pcp_high;
                 char gbuf[64];
                 json_object_object_add(dec, "policy", json_object_new_string(d->policy->name));
                 json_object_object_add(dec, "rule", json_object_new_string(d->rule->name));
@@ -688,8 +688,8 @@ json_object *report_to_json(const ReportInput *in) {
                 json_object_object_add(o, "pcp_max_bytes", json_object_new_int64((int64_t) MIN(max_bytes, (uint64_t) INT64_MAX)));
         if (in->set)
                 json_object_object_add(o, "policies", report_json_policies(in));
-        for (size_t i = 0; in->plan && i < in->plan->n_rules; i++)
-                json_object_array_add(rules, report_json_rule(in, &in->plan->rules[i]));
+        for (size_t i = 0; in->decision && i < in->decision->n_rules; i++)
+                json_object_array_add(rules, report_json_rule(in, &in->decision->rules[i]));
         json_object_object_add(o, "rules", rules);
         json_object_object_add(o, "decision", report_json_decision(in));
         json_object_object_add(o, "bulk_free", bulk_free_to_json(in->bulk_free));
@@ -930,8 +930,8 @@ const char *report_status_line(const ReportInput *in, char *buf, size_t size) {
         int64_t target;
         size_t active = 0;
 
-        for (size_t i = 0; in->plan && i < in->plan->n_rules; i++)
-                active += in->plan->rules[i].verdict == RULE_ACTIVE;
+        for (size_t i = 0; in->decision && i < in->decision->n_rules; i++)
+                active += in->decision->rules[i].verdict == RULE_ACTIVE;
 
         snprintf(buf, size, "%s%s=%" PRId64 "%s; %zu active rule%s; percpu %s; pcp held %s; memcg dying %" PRIu64,
                  in->dry_run ? "dry-run: " : "", s->has_knob ? s->knob.name : "pcp sysctl",

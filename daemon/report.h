@@ -22,7 +22,7 @@ typedef struct ReportInput {
         const Snapshot *snap;
         const MetricValues *mv;
         const PolicySet *set;        /* may be NULL */
-        const Plan *plan;            /* may be NULL */
+        const Decision *decision;        /* may be NULL */
         const Knob *knob;            /* the managed pcp knob, may be NULL */
         const KernelFeatures *features; /* pcptune's contrib kernel mechanisms, may be NULL */
         const MemcgCost *memcg_cost;    /* per-memcg percpu cost; NULL: snapshot_memcg_cost() modelled */

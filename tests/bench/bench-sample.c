@@ -143,17 +143,17 @@ int main(int argc, char **argv) {
                 uint64_t a = cpu_ns();
                 Snapshot *s = NULL;
                 MetricValues mv;
-                Plan plan;
+                Decision decision;
                 if (snapshot_take(root, &s) < 0) {
                         fprintf(stderr, "bench-sample: cannot read the kernel's state below %s\n", root);
                         return 1;
                 }
                 metrics_from_snapshot(s, &mv);
-                policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &plan);
+                policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &decision);
                 uint64_t p_start = cpu_ns(), p0 = p_start;
                 if (prom) {
                         /* What the daemon writes: the report's view and its counters (all zero here). */
-                        ReportInput in = { .snap = s, .mv = &mv, .set = set, .plan = &plan };
+                        ReportInput in = { .snap = s, .mv = &mv, .set = set, .decision = &decision };
                         KnobCounters kc = { 0 };
                         DaemonCounters dc = { .samples = (uint64_t) i + 1 };
                         PromKnob k = { .name = s->knob.name, .present = s->has_knob, .value = s->knob.value,
@@ -177,7 +177,7 @@ int main(int argc, char **argv) {
                         }
                 }
                 uint64_t p1 = cpu_ns();
-                plan_done(&plan);
+                decision_done(&decision);
                 snapshot_free(s);
                 uint64_t b = cpu_ns();
                 bytes = read_all(files, n_files, buf, sizeof buf);

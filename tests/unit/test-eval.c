@@ -79,39 +79,39 @@ static void test_precedence(void **state) {
                 NULL,
         };
         EvalCase c;
-        Plan plan;
+        Decision decision;
 
         eval_case_init(&c, files);
         metric_set(&c.mv, METRIC_MEMCG_DYING, 10);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &plan), 0);
-        assert_true(plan.pcp_high.wanted);
-        assert_string_equal(plan.pcp_high.policy->name, "high");
-        assert_string_equal(plan.pcp_high.rule->name, "base");
-        assert_int_equal(plan.pcp_high.fraction, 1000);
-        assert_int_equal(plan.n_rules, 3);
-        plan_done(&plan);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &decision), 0);
+        assert_true(decision.pcp_high.wanted);
+        assert_string_equal(decision.pcp_high.policy->name, "high");
+        assert_string_equal(decision.pcp_high.rule->name, "base");
+        assert_int_equal(decision.pcp_high.fraction, 1000);
+        assert_int_equal(decision.n_rules, 3);
+        decision_done(&decision);
 
         /* The later rule of the winning policy overrides while it holds. */
         metric_set(&c.mv, METRIC_MEMCG_DYING, 501);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(2), &plan), 0);
-        assert_string_equal(plan.pcp_high.rule->name, "storm");
-        assert_int_equal(plan.pcp_high.fraction, 2000);
-        plan_done(&plan);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(2), &decision), 0);
+        assert_string_equal(decision.pcp_high.rule->name, "storm");
+        assert_int_equal(decision.pcp_high.fraction, 2000);
+        decision_done(&decision);
 
         /* Unavailable metric: the rule is inactive and says why. */
         c.mv.available[METRIC_MEMCG_DYING] = false;
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(3), &plan), 0);
-        assert_string_equal(plan.pcp_high.rule->name, "base");
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(3), &decision), 0);
+        assert_string_equal(decision.pcp_high.rule->name, "base");
         bool found = false;
-        for (size_t i = 0; i < plan.n_rules; i++)
-                if (streq(plan.rules[i].rule->name, "storm")) {
-                        assert_int_equal(plan.rules[i].verdict, RULE_UNAVAILABLE);
-                        assert_int_equal(plan.rules[i].unavailable_metric, METRIC_MEMCG_DYING);
-                        assert_true(plan.rules[i].newly_inactive);
+        for (size_t i = 0; i < decision.n_rules; i++)
+                if (streq(decision.rules[i].rule->name, "storm")) {
+                        assert_int_equal(decision.rules[i].verdict, RULE_UNAVAILABLE);
+                        assert_int_equal(decision.rules[i].unavailable_metric, METRIC_MEMCG_DYING);
+                        assert_true(decision.rules[i].newly_inactive);
                         found = true;
                 }
         assert_true(found);
-        plan_done(&plan);
+        decision_done(&decision);
 
         eval_case_done(&c);
 }
@@ -125,7 +125,7 @@ static void test_hysteresis(void **state) {
                 NULL,
         };
         EvalCase c;
-        Plan plan;
+        Decision decision;
         struct {
                 usec_t t;
                 double dying;
@@ -149,11 +149,11 @@ static void test_hysteresis(void **state) {
         eval_case_init(&c, files);
         for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
                 metric_set(&c.mv, METRIC_MEMCG_DYING, steps[i].dying);
-                assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, steps[i].t, &plan), 0);
-                if (plan.pcp_high.wanted != steps[i].active)
+                assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, steps[i].t, &decision), 0);
+                if (decision.pcp_high.wanted != steps[i].active)
                         fail_msg("step %zu (t=%llu s, dying %.0f): wanted %d", i,
-                                 (unsigned long long) (steps[i].t / USEC_PER_SEC), steps[i].dying, plan.pcp_high.wanted);
-                plan_done(&plan);
+                                 (unsigned long long) (steps[i].t / USEC_PER_SEC), steps[i].dying, decision.pcp_high.wanted);
+                decision_done(&decision);
         }
         eval_case_done(&c);
 }
@@ -169,16 +169,16 @@ static void test_host_and_solve(void **state) {
                 NULL,
         };
         EvalCase c;
-        Plan plan;
+        Decision decision;
 
         eval_case_init(&c, files);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &plan), 0);
-        assert_true(plan.pcp_high.wanted);
-        assert_string_equal(plan.pcp_high.policy->name, "small-hosts");
-        assert_int_equal(plan.pcp_high.goal.kind, PCP_GOAL_BATCH_MULTIPLE);
-        assert_int_equal(plan.pcp_high.solve_error, 0);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &decision), 0);
+        assert_true(decision.pcp_high.wanted);
+        assert_string_equal(decision.pcp_high.policy->name, "small-hosts");
+        assert_int_equal(decision.pcp_high.goal.kind, PCP_GOAL_BATCH_MULTIPLE);
+        assert_int_equal(decision.pcp_high.solve_error, 0);
         /* The answer meets high <= 8 x batch on every zone, and one less does not. */
-        int f = plan.pcp_high.fraction;
+        int f = decision.pcp_high.fraction;
         assert_true(f >= 8);
         bool below = true, above_prev = false;
         for (size_t i = 0; i < c.s->n_pcp_zones; i++) {
@@ -192,18 +192,18 @@ static void test_host_and_solve(void **state) {
         }
         assert_true(below);
         assert_true(above_prev);
-        for (size_t i = 0; i < plan.n_rules; i++)
-                if (streq(plan.rules[i].policy->name, "big-hosts"))
-                        assert_int_equal(plan.rules[i].verdict, RULE_HOST_MISMATCH);
-        plan_done(&plan);
+        for (size_t i = 0; i < decision.n_rules; i++)
+                if (streq(decision.rules[i].policy->name, "big-hosts"))
+                        assert_int_equal(decision.rules[i].verdict, RULE_HOST_MISMATCH);
+        decision_done(&decision);
 
         /* 64 CPUs: the priority-50 policy matches and beats priority 10. */
         metric_set(&c.mv, METRIC_CPUS, 64);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(2), &plan), 0);
-        assert_string_equal(plan.pcp_high.policy->name, "big-hosts");
-        assert_int_equal(plan.pcp_high.fraction, pcp_minimum_fraction(c.s->regime, c.s->pcp_zones, c.s->n_pcp_zones,
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(2), &decision), 0);
+        assert_string_equal(decision.pcp_high.policy->name, "big-hosts");
+        assert_int_equal(decision.pcp_high.fraction, pcp_minimum_fraction(c.s->regime, c.s->pcp_zones, c.s->n_pcp_zones,
                                                                        c.s->topo.page_size));
-        plan_done(&plan);
+        decision_done(&decision);
 
         eval_case_done(&c);
 }
@@ -216,21 +216,21 @@ static void test_bulk_free_goal(void **state) {
                 NULL,
         };
         EvalCase c;
-        Plan plan;
+        Decision decision;
 
         eval_case_init(&c, files);
         /* No calibration yet: wanted, not solvable. */
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &plan), 0);
-        assert_true(plan.pcp_high.wanted);
-        assert_int_equal(plan.pcp_high.goal.kind, PCP_GOAL_BULK_FREE_P99);
-        assert_true(plan.pcp_high.goal.value == 200000);
-        assert_int_equal(plan.pcp_high.solve_error, -ENODATA);
-        plan_done(&plan);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &decision), 0);
+        assert_true(decision.pcp_high.wanted);
+        assert_int_equal(decision.pcp_high.goal.kind, PCP_GOAL_BULK_FREE_P99);
+        assert_true(decision.pcp_high.goal.value == 200000);
+        assert_int_equal(decision.pcp_high.solve_error, -ENODATA);
+        decision_done(&decision);
 
         /* 300 ns per page: the largest lists whose worst zone moves at most 666 pages. */
         eval_state_set_ns_per_page(c.st, 300.0);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(2), &plan), 0);
-        const PcpDecision *d = &plan.pcp_high;
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(2), &decision), 0);
+        const PcpDecision *d = &decision.pcp_high;
         assert_int_equal(d->solve_error, 0);
         assert_true(d->fraction >= 8 && d->ns_per_page == 300.0);
         assert_true(d->pages <= 666 && d->predicted_ns <= 200000.0 && d->predicted_ns == 300.0 * (double) d->pages);
@@ -241,18 +241,18 @@ static void test_bulk_free_goal(void **state) {
                          0);
         assert_true(prev > 666);
         int f300 = d->fraction;
-        plan_done(&plan);
+        decision_done(&decision);
 
         /* A slower host (600 ns per page) needs shorter lists: a larger fraction. */
         eval_state_set_ns_per_page(c.st, 600.0);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(3), &plan), 0);
-        assert_true(plan.pcp_high.fraction > f300 && plan.pcp_high.pages <= 333);
-        plan_done(&plan);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(3), &decision), 0);
+        assert_true(decision.pcp_high.fraction > f300 && decision.pcp_high.pages <= 333);
+        decision_done(&decision);
         /* A fast one (90 ns per page): the default's 2016 pages take 181 us, so the default. */
         eval_state_set_ns_per_page(c.st, 90.0);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(4), &plan), 0);
-        assert_int_equal(plan.pcp_high.fraction, 0);
-        plan_done(&plan);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(4), &decision), 0);
+        assert_int_equal(decision.pcp_high.fraction, 0);
+        decision_done(&decision);
 
         eval_case_done(&c);
 }
@@ -280,42 +280,42 @@ static void test_cooldown_and_reload(void **state) {
                 NULL,
         };
         EvalCase c;
-        Plan plan;
+        Decision decision;
 
         eval_case_init(&c, v1);
         metric_set(&c.mv, METRIC_MEMCG_DYING, 600);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(0), &plan), 0);
-        assert_int_equal(plan.n_actions, 0);
-        plan_done(&plan);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(120), &plan), 0);
-        assert_int_equal(plan.n_actions, 1);
-        assert_int_equal(plan.actions[0].action->kind, ACTION_RECLAIM_DYING);
-        eval_state_action_done(c.st, plan.actions[0].policy, plan.actions[0].rule, SEC(120));
-        plan_done(&plan);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(0), &decision), 0);
+        assert_int_equal(decision.n_actions, 0);
+        decision_done(&decision);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(120), &decision), 0);
+        assert_int_equal(decision.n_actions, 1);
+        assert_int_equal(decision.actions[0].action->kind, ACTION_RECLAIM_DYING);
+        eval_state_action_done(c.st, decision.actions[0].policy, decision.actions[0].rule, SEC(120));
+        decision_done(&decision);
         /* Cooldown: not again before 10 minutes. */
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(300), &plan), 0);
-        assert_int_equal(plan.n_actions, 0);
-        plan_done(&plan);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(720), &plan), 0);
-        assert_int_equal(plan.n_actions, 1);
-        plan_done(&plan);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(300), &decision), 0);
+        assert_int_equal(decision.n_actions, 0);
+        decision_done(&decision);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(720), &decision), 0);
+        assert_int_equal(decision.n_actions, 1);
+        decision_done(&decision);
 
         /* Reload with the same condition text keeps the `for` history ... */
         PolicySet *same = load_set(v2_same);
         eval_state_prune(c.st, same);
-        assert_int_equal(policy_eval(same, c.s, &c.mv, c.st, SEC(721), &plan), 0);
-        assert_int_equal(plan.rules[0].verdict, RULE_ACTIVE);
-        plan_done(&plan);
+        assert_int_equal(policy_eval(same, c.s, &c.mv, c.st, SEC(721), &decision), 0);
+        assert_int_equal(decision.rules[0].verdict, RULE_ACTIVE);
+        decision_done(&decision);
 
         /* ... a changed condition starts over. */
         PolicySet *changed = load_set(v3_changed);
         eval_state_prune(c.st, changed);
-        assert_int_equal(policy_eval(changed, c.s, &c.mv, c.st, SEC(722), &plan), 0);
-        assert_int_equal(plan.rules[0].verdict, RULE_INACTIVE);
-        plan_done(&plan);
-        assert_int_equal(policy_eval(changed, c.s, &c.mv, c.st, SEC(842), &plan), 0);
-        assert_int_equal(plan.rules[0].verdict, RULE_ACTIVE);
-        plan_done(&plan);
+        assert_int_equal(policy_eval(changed, c.s, &c.mv, c.st, SEC(722), &decision), 0);
+        assert_int_equal(decision.rules[0].verdict, RULE_INACTIVE);
+        decision_done(&decision);
+        assert_int_equal(policy_eval(changed, c.s, &c.mv, c.st, SEC(842), &decision), 0);
+        assert_int_equal(decision.rules[0].verdict, RULE_ACTIVE);
+        decision_done(&decision);
 
         policy_set_free(same);
         policy_set_free(changed);
@@ -335,16 +335,16 @@ static void test_why(void **state) {
                 NULL,
         };
         EvalCase c;
-        Plan plan;
+        Decision decision;
         char buf[512];
 
         eval_case_init(&c, files);
         metric_set(&c.mv, METRIC_CPUS, 2);
         metric_set(&c.mv, METRIC_MEMCG_DYING, 127);
         metric_set(&c.mv, METRIC_MEMINFO_FREE, 512.0 * 1024 * 1024);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(100), &plan), 0);
-        assert_int_equal(plan.n_rules, 2);
-        const RuleStatus *d = &plan.rules[0], *x = &plan.rules[1];
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(100), &decision), 0);
+        assert_int_equal(decision.n_rules, 2);
+        const RuleStatus *d = &decision.rules[0], *x = &decision.rules[1];
         assert_int_equal(d->verdict, RULE_INACTIVE);
         assert_string_equal(d->condition, "when");
         assert_int_equal(d->n_terms, 2);
@@ -358,38 +358,38 @@ static void test_why(void **state) {
         assert_int_equal(x->verdict, RULE_HOST_MISMATCH);
         assert_string_equal(x->host_why, "cpus 2, needs >= 64");
         assert_string_equal(rule_status_explain(x, &c.mv, buf, sizeof buf), "host: cpus 2, needs >= 64");
-        plan_done(&plan);
+        decision_done(&decision);
 
         /* Holding: 3 s of 10 s. */
         metric_set(&c.mv, METRIC_MEMCG_DYING, 300);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(101), &plan), 0);
-        plan_done(&plan);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(104), &plan), 0);
-        assert_int_equal(plan.rules[0].terms[0].held_usec, SEC(3));
-        assert_string_equal(rule_status_explain(&plan.rules[0], &c.mv, buf, sizeof buf),
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(101), &decision), 0);
+        decision_done(&decision);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(104), &decision), 0);
+        assert_int_equal(decision.rules[0].terms[0].held_usec, SEC(3));
+        assert_string_equal(rule_status_explain(&decision.rules[0], &c.mv, buf, sizeof buf),
                             "memcg.dying 300 > 200, held 3 s of 10 s; meminfo.free 512.0 MiB < 1.0 GiB: holds");
-        plan_done(&plan);
+        decision_done(&decision);
 
         /* Active, acted at 111 s: 4 min 59 s of the 5 min cooldown left a second later. */
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(111), &plan), 0);
-        assert_int_equal(plan.rules[0].verdict, RULE_ACTIVE);
-        assert_int_equal(plan.n_actions, 1);
-        eval_state_action_done(c.st, plan.actions[0].policy, plan.actions[0].rule, SEC(111));
-        plan_done(&plan);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(112), &plan), 0);
-        assert_int_equal(plan.rules[0].cooldown_left_usec, SEC(299));
-        assert_non_null(strstr(rule_status_explain(&plan.rules[0], &c.mv, buf, sizeof buf), "; cooldown 4 min 59 s left"));
-        plan_done(&plan);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(111), &decision), 0);
+        assert_int_equal(decision.rules[0].verdict, RULE_ACTIVE);
+        assert_int_equal(decision.n_actions, 1);
+        eval_state_action_done(c.st, decision.actions[0].policy, decision.actions[0].rule, SEC(111));
+        decision_done(&decision);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(112), &decision), 0);
+        assert_int_equal(decision.rules[0].cooldown_left_usec, SEC(299));
+        assert_non_null(strstr(rule_status_explain(&decision.rules[0], &c.mv, buf, sizeof buf), "; cooldown 4 min 59 s left"));
+        decision_done(&decision);
 
         /* On a host that matches, an unavailable metric says why it is unavailable. */
         metric_set(&c.mv, METRIC_CPUS, 64);
         c.mv.available[METRIC_PROC_EXIT_RATE] = false;
         c.mv.why_unavailable[METRIC_PROC_EXIT_RATE] = "the proc connector is not open";
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(113), &plan), 0);
-        assert_int_equal(plan.rules[1].verdict, RULE_UNAVAILABLE);
-        assert_string_equal(rule_status_explain(&plan.rules[1], &c.mv, buf, sizeof buf),
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(113), &decision), 0);
+        assert_int_equal(decision.rules[1].verdict, RULE_UNAVAILABLE);
+        assert_string_equal(rule_status_explain(&decision.rules[1], &c.mv, buf, sizeof buf),
                             "proc.exit_rate unavailable (the proc connector is not open), needs > 200/s");
-        plan_done(&plan);
+        decision_done(&decision);
 
         eval_case_done(&c);
 }
@@ -397,14 +397,14 @@ static void test_why(void **state) {
 static void test_empty_set(void **state) {
         static const char *const none[] = { NULL };
         EvalCase c;
-        Plan plan;
+        Decision decision;
 
         eval_case_init(&c, none);
-        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &plan), 0);
-        assert_false(plan.pcp_high.wanted);
-        assert_int_equal(plan.n_rules, 0);
-        assert_int_equal(plan.n_actions, 0);
-        plan_done(&plan);
+        assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &decision), 0);
+        assert_false(decision.pcp_high.wanted);
+        assert_int_equal(decision.n_rules, 0);
+        assert_int_equal(decision.n_actions, 0);
+        decision_done(&decision);
         eval_case_done(&c);
 }
 

@@ -73,7 +73,7 @@ typedef struct Fake {
         Policy policy;
         Rule rule;
         RuleStatus status;
-        Plan plan;
+        Decision decision;
         ReportInput report;
         Knob knob;
         KnobCounters kc;
@@ -92,8 +92,8 @@ static void fake_init(Fake *f, const char *set) {
         f->policy.name = (char *) "pol";
         f->rule.name = (char *) "rule";
         f->status = (RuleStatus){ .policy = &f->policy, .rule = &f->rule, .verdict = RULE_HOST_MISMATCH };
-        f->plan = (Plan){ .rules = &f->status, .n_rules = 1 };
-        f->report = (ReportInput){ .snap = f->snap, .mv = &f->mv, .plan = &f->plan, .dry_run = true };
+        f->decision = (Decision){ .rules = &f->status, .n_rules = 1 };
+        f->report = (ReportInput){ .snap = f->snap, .mv = &f->mv, .decision = &f->decision, .dry_run = true };
         f->knob = (Knob){ .desc = knob_desc(KNOB_PCP_HIGH_FRACTION), .managed = true, .original = 0, .written = 1528 };
         f->kc = (KnobCounters){ .writes = 3, .restores = 2, .refused = 1 };
         f->pk = (PromKnob){ .name = f->knob.desc->name, .knob = &f->knob, .present = f->snap->has_knob,
