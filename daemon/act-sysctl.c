@@ -23,7 +23,7 @@ int knob_write(const char *root, const KnobDesc *k, int64_t v) {
 }
 
 /* Log a change with the structured fields journald users filter on; keep it as the knob's last change. */
-static void log_change(int level, Knob *k, const char *verb, int64_t old, int64_t new, const ChangeReason *why) {
+static void log_change(int level, KnobState *k, const char *verb, int64_t old, int64_t new, const ChangeReason *why) {
         char f_knob[128], f_old[48], f_new[48], f_policy[160], f_rule[160], f_reason[320];
         const char *fields[9];
         size_t n = 0;
@@ -64,7 +64,7 @@ static void log_change(int level, Knob *k, const char *verb, int64_t old, int64_
 }
 
 /* The administrator changed a knob we manage: stop managing it, never restore over it. */
-static int knob_yield_to_admin(Knob *k, Journal *j, int64_t current) {
+static int knob_yield_to_admin(KnobState *k, Journal *j, int64_t current) {
         k->admin_override = true;
         k->admin_value = current;
         k->managed = false;
@@ -89,7 +89,7 @@ static int knob_yield_to_admin(Knob *k, Journal *j, int64_t current) {
         return KNOB_ADMIN;
 }
 
-int knob_apply(Knob *k, const char *root, Journal *j, bool dry_run, int64_t wanted, const ChangeReason *why,
+int knob_apply(KnobState *k, const char *root, Journal *j, bool dry_run, int64_t wanted, const ChangeReason *why,
                int64_t *ret_old) {
         const KnobDesc *d = k->desc;
         int64_t current, check;
@@ -170,7 +170,7 @@ int knob_apply(Knob *k, const char *root, Journal *j, bool dry_run, int64_t want
         return KNOB_WRITTEN;
 }
 
-int knob_release(Knob *k, const char *root, Journal *j, bool dry_run, const char *why) {
+int knob_release(KnobState *k, const char *root, Journal *j, bool dry_run, const char *why) {
         const KnobDesc *d = k->desc;
         int64_t current;
         int r;
@@ -239,7 +239,7 @@ int journal_restore(Journal *j, const char *root, const char *context) {
                         continue;
                 }
                 fault_inject("after-restore");
-                Knob tmp = { .desc = d };
+                KnobState tmp = { .desc = d };
                 log_change(LOG_NOTICE, &tmp, "restored ", current, e->original, &(ChangeReason){ .text = context });
                 restored++;
         }

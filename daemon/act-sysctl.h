@@ -24,8 +24,10 @@ typedef enum FeatureState {
         _FEATURE_STATE_MAX,
 } FeatureState;
 
-typedef struct Knob {
-        const KnobDesc *desc;      /* the allowlist row: name, path, range */
+typedef struct KnobState {
+        const KnobDesc *desc;      /* the table row: name, path, range, hooks */
+        bool present;              /* the last read found the knob (KnobState of the actuator and of status) */
+        int64_t value;             /* what it held then */
         bool managed;              /* we changed it and hold its original in the journal */
         int64_t original;          /* valid if managed */
         int64_t written;           /* valid if managed */
@@ -35,7 +37,7 @@ typedef struct Knob {
         bool has_last_would;
         usec_t last_change_usec;   /* CLOCK_REALTIME of the last change logged (write, would-write, restore); 0: none */
         char last_change[384];     /* its log line after "<name>: ", "0 -> 4509 (policy p, rule r: ...)" */
-} Knob;
+} KnobState;
 
 /* Why a value is wanted: written to the journal fields and the log line. */
 typedef struct ChangeReason {
@@ -71,7 +73,7 @@ int knob_write(const char *root, const KnobDesc *k, int64_t v);
  * Returns the outcome (>= 0) or -errno (range check -ERANGE, write error,
  * journal error: nothing written then).
  */
-int knob_apply(Knob *k, const char *root, Journal *j, bool dry_run, int64_t wanted, const ChangeReason *why,
+int knob_apply(KnobState *k, const char *root, Journal *j, bool dry_run, int64_t wanted, const ChangeReason *why,
                int64_t *ret_old);
 
 /*
@@ -79,7 +81,7 @@ int knob_apply(Knob *k, const char *root, Journal *j, bool dry_run, int64_t want
  * the original; drop it from the journal either way.  Returns KNOB_RESTORED,
  * KNOB_NOOP (not managed), KNOB_ADMIN (changed by someone else: left alone) or -errno.
  */
-int knob_release(Knob *k, const char *root, Journal *j, bool dry_run, const char *why);
+int knob_release(KnobState *k, const char *root, Journal *j, bool dry_run, const char *why);
 
 /*
  * Crash recovery: for each journal entry, write the original back if the knob

@@ -183,32 +183,56 @@ static json_object *read_daemon_status(const char *state_dir) {
         return json_tokener_parse(text);
 }
 
-/* The daemon's knob state from its status file, read back like any input: false if there is none. */
-static bool status_daemon_knob(json_object *dstatus, const Snapshot *s, Knob *ret) {
-        json_object *knob_o, *v, *lc, *lt;
-        Knob knob = { 0 };
+/* One knob's state from the daemon's status file, read back like any input. */
+static void status_knob_from_json(json_object *o, KnobState *k) {
+        json_object *v, *lc, *lt;
 
-        if (!dstatus || !json_object_object_get_ex(dstatus, "knob", &knob_o) || !s->has_knob)
-                return false;
-        knob.desc = s->knob.desc;
-        if (json_object_object_get_ex(knob_o, "managed", &v))
-                knob.managed = json_object_get_boolean(v);
-        if (json_object_object_get_ex(knob_o, "original", &v))
-                knob.original = json_object_get_int64(v);
-        if (json_object_object_get_ex(knob_o, "written", &v))
-                knob.written = json_object_get_int64(v);
-        if (json_object_object_get_ex(knob_o, "admin_override", &v))
-                knob.admin_override = json_object_get_boolean(v);
-        knob.admin_value = s->knob.value;
+        if (json_object_object_get_ex(o, "managed", &v) && json_object_is_type(v, json_type_boolean))
+                k->managed = json_object_get_boolean(v);
+        if (json_object_object_get_ex(o, "original", &v) && json_object_is_type(v, json_type_int) &&
+            knob_value_valid(k->desc, json_object_get_int64(v)))
+                k->original = json_object_get_int64(v);
+        if (json_object_object_get_ex(o, "written", &v) && json_object_is_type(v, json_type_int) &&
+            knob_value_valid(k->desc, json_object_get_int64(v)))
+                k->written = json_object_get_int64(v);
+        if (json_object_object_get_ex(o, "admin_override", &v) && json_object_is_type(v, json_type_boolean))
+                k->admin_override = json_object_get_boolean(v);
         /* The daemon's last change of the knob. */
-        if (json_object_object_get_ex(knob_o, "last_change", &lc) && json_object_is_type(lc, json_type_string) &&
-            json_object_object_get_ex(knob_o, "last_change_usec", &lt) && json_object_is_type(lt, json_type_int) &&
+        if (json_object_object_get_ex(o, "last_change", &lc) && json_object_is_type(lc, json_type_string) &&
+            json_object_object_get_ex(o, "last_change_usec", &lt) && json_object_is_type(lt, json_type_int) &&
             json_object_get_int64(lt) > 0) {
-                snprintf(knob.last_change, sizeof knob.last_change, "%s", json_object_get_string(lc));
-                knob.last_change_usec = (usec_t) json_object_get_int64(lt);
+                snprintf(k->last_change, sizeof k->last_change, "%s", json_object_get_string(lc));
+                k->last_change_usec = (usec_t) json_object_get_int64(lt);
         }
-        *ret = knob;
-        return true;
+}
+
+/*
+ * Every row of the knob table as status shows it: what each managed knob holds below root now, and from
+ * the daemon's status file (NULL: none) who manages it and its last change.  Names in the file are only
+ * looked up in the table ("knobs"; "knob", the pcp knob, from a daemon that wrote no "knobs").
+ */
+static void status_knobs(const char *root, json_object *dstatus, KnobState ret[_KNOB_ID_MAX]) {
+        json_object *arr, *one, *name;
+
+        for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
+                ret[id] = (KnobState){ .desc = knob_desc(id) };
+                if (knob_managed(ret[id].desc))
+                        ret[id].present = knob_read(root, ret[id].desc, &ret[id].value) >= 0;
+                ret[id].admin_value = ret[id].value;
+        }
+        if (!dstatus)
+                return;
+        if (json_object_object_get_ex(dstatus, "knobs", &arr) && json_object_is_type(arr, json_type_array)) {
+                for (size_t i = 0; i < json_object_array_length(arr); i++) {
+                        one = json_object_array_get_idx(arr, i);
+                        const KnobDesc *d = json_object_object_get_ex(one, "name", &name)
+                                                    ? knob_desc_by_name(json_object_get_string(name))
+                                                    : NULL;
+                        if (knob_managed(d))
+                                status_knob_from_json(one, &ret[d->id]);
+                }
+        } else if (json_object_object_get_ex(dstatus, "knob", &one))
+                status_knob_from_json(one, &ret[KNOB_PCP_HIGH_FRACTION]);
 }
 
 /* What only the daemon knows of the kernel's features, from its status file: fraction -1, memory.reclaim's arguments. */
@@ -242,7 +266,7 @@ static void status_daemon_features(json_object *dstatus, KernelFeatures *feat) {
 }
 
 /*
- * The "daemon" object of `status --json`: {"running", "pid", "state_dir", "status", "rules", "knob"} from its
+ * The "daemon" object of `status --json`: {"running", "pid", "state_dir", "status", "rules", "knob", "knobs"} from its
  * status file while it runs; else "restore_journal" (what a run that did not stop cleanly left) or
  * "restore_journal_error".
  */
@@ -262,6 +286,8 @@ static json_object *status_daemon_json(const CtlOptions *o, int pid, json_object
                         json_object_object_add(d, "rules", json_object_get(v));
                 if (json_object_object_get_ex(dstatus, "knob", &v))
                         json_object_object_add(d, "knob", json_object_get(v));
+                if (json_object_object_get_ex(dstatus, "knobs", &v))
+                        json_object_object_add(d, "knobs", json_object_get(v));
         }
         if (pid <= 0) {
                 _cleanup_(journal_freep) Journal *j = NULL;
@@ -285,7 +311,7 @@ static json_object *status_daemon_json(const CtlOptions *o, int pid, json_object
 }
 
 /* The text of the model's "daemon" object: running or not, what it manages, its rules' states and why. */
-static void status_print_daemon(FILE *f, json_object *d, bool has_knob) {
+static void status_print_daemon(FILE *f, json_object *d) {
         if (!view_bool(d, "running")) {
                 fprintf(f, "pcptuned: not running (state directory %s)\n", view_str(d, "state_dir", ""));
                 for (size_t i = 0; i < view_len(d, "restore_journal"); i++) {
@@ -301,12 +327,17 @@ static void status_print_daemon(FILE *f, json_object *d, bool has_knob) {
                 return;
         }
         fprintf(f, "pcptuned: running (pid %" PRId64 "), state in %s\n", view_i64(d, "pid", 0), view_str(d, "state_dir", ""));
-        if (has_knob && view_bool(d, "knob.managed"))
-                fprintf(f, "  manages %s: original %" PRId64 ", written %" PRId64 "\n", view_str(d, "knob.name", ""),
-                        view_i64(d, "knob.original", 0), view_i64(d, "knob.written", 0));
-        else if (has_knob && view_bool(d, "knob.admin_override"))
-                fprintf(f, "  %s: changed by an administrator, not managed\n", view_str(d, "knob.name", ""));
-        else
+        bool any = false;
+        for (size_t i = 0; i < view_len(d, "knobs"); i++) {
+                json_object *k = view_idx(d, "knobs", i);
+                if (view_bool(k, "managed"))
+                        fprintf(f, "  manages %s: original %" PRId64 ", written %" PRId64 "\n", view_str(k, "name", ""),
+                                view_i64(k, "original", 0), view_i64(k, "written", 0));
+                else if (view_bool(k, "admin_override"))
+                        fprintf(f, "  %s: changed by an administrator, not managed\n", view_str(k, "name", ""));
+                any = any || view_bool(k, "managed") || view_bool(k, "admin_override");
+        }
+        if (!any)
                 fprintf(f, "  manages nothing at the moment\n");
         for (size_t i = 0; i < view_len(d, "rules"); i++) {
                 json_object *rr = view_idx(d, "rules", i);
@@ -331,7 +362,6 @@ static int cmd_status(const CtlOptions *o) {
         _cleanup_(decision_done) Decision decision = { 0 };
         json_object *dstatus = NULL, *out, *v;
         MetricValues mv;
-        Knob knob = { 0 };
         int pid, r;
 
         SnapshotError serr = { 0 };
@@ -359,7 +389,8 @@ static int cmd_status(const CtlOptions *o) {
                 eval_state_set_ns_per_page(st, calibration_p99_ns_per_page(&cal));
         if (r >= 0 && st)
                 (void) policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &decision);
-        bool have_knob = status_daemon_knob(dstatus, s, &knob);
+        KnobState knobs[_KNOB_ID_MAX];
+        status_knobs(o->root, dstatus, knobs);
 
         KernelFeatures feat;
         kernel_features_probe(o->root, s, &feat);
@@ -382,7 +413,7 @@ static int cmd_status(const CtlOptions *o) {
         kernel_probes_run(&(ProbeInput){ .root = o->root, .snap = s, .kernel = s->topo.kernel, .features = &feat },
                           &probes);
         ReportInput in = { .snap = s, .mv = &mv, .set = set, .decision = r >= 0 ? &decision : NULL,
-                           .knob = have_knob ? &knob : NULL, .features = &feat, .probes = &probes,
+                           .knobs = knobs, .features = &feat, .probes = &probes,
                            .memcg_cost = &cost, .pstats = &pstats, .dry_run = true, .bulk_free = &bulk };
         out = report_to_json(&in);
         if (!out) {
@@ -397,7 +428,7 @@ static int cmd_status(const CtlOptions *o) {
         if (o->json)
                 printf("%s\n", json_format(out, true));
         else {
-                status_print_daemon(stdout, view_get(out, "daemon"), view_has(out, "knob"));
+                status_print_daemon(stdout, view_get(out, "daemon"));
                 printf("\n");
                 report_print_model(stdout, out);
                 reclaim_watch_print_json(stdout, view_get(out, "reclaim"));
@@ -699,10 +730,10 @@ static int cmd_resume(const CtlOptions *o, char **args) {
                 return 2;
         }
         const KnobDesc *k = knob_desc_by_name(args[0]);
-        if (!k) {
-                char ename[128];
-                log_error("Unknown knob '%s': pcptuned manages %s and %s", str_escape(args[0], ename, sizeof ename),
-                          SYSCTL_PCP_HIGH_FRACTION, SYSCTL_PCP_BATCH_SCALE_MAX);
+        if (!knob_managed(k)) {
+                char ename[128], names[256];
+                log_error("Unknown knob '%s': pcptuned manages %s", str_escape(args[0], ename, sizeof ename),
+                          knob_managed_names(names, sizeof names));
                 return 1;
         }
         pid = daemon_pid(o);

@@ -53,7 +53,7 @@ typedef struct KnobCounters {
 /* One knob pcptuned may manage, as the manager knows it at the end of a sample. */
 typedef struct PromKnob {
         const char *name;          /* "vm.percpu_pagelist_high_fraction" */
-        const Knob *knob;          /* managed, original, admin_override; may be NULL (never bound) */
+        const KnobState *knob;          /* managed, original, admin_override; may be NULL (never bound) */
         bool present;              /* the kernel has the file */
         int64_t value;             /* what it holds now, if present */
         bool has_target;           /* an active rule wants a value (dry-run: the value it would write) */

@@ -2,15 +2,33 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 
+#include "model-pcp.h"
+
+struct Policy;
+struct Rule;
+struct Snapshot;
+
 /*
- * The knob allowlist: every sysctl pcptune reads as a knob or may write, once,
+ * The knob table: every sysctl pcptune reads as a knob or may write, once,
  * with its path below the root and the values its kernel handler accepts.
  * Everything that writes a knob or restores one from the journal goes through
  * a row of this table: a name read from a file (the restore journal, a
  * `pcptunectl resume` argument) is only ever looked up here, and the path is
  * the row's, never one built from input.
+ *
+ * A row with a policy key is a managed knob: policies set it (parsed by the
+ * row's setting kind), the evaluation solves the winning rule's setting into
+ * a value (solve), the actuator writes it (probe, after_write, confirm),
+ * and status, metrics, `pcptunectl resume` and the shadowed-rule check loop
+ * over these rows.  A new managed sysctl is a row here plus its solver.
+ *
+ * The names, one per kind of knob object: KnobId (a row's index), KnobDesc
+ * (the row), KnobSetting (what a rule sets), KnobDecision (what the
+ * evaluation decided, policy-eval.h), KnobState (what the actuator knows of
+ * it at run time, act-sysctl.h).
  */
 
 #define SYSCTL_PCP_HIGH_FRACTION "vm.percpu_pagelist_high_fraction"
@@ -28,7 +46,46 @@ typedef enum KnobId {
         _KNOB_ID_INVALID = -1,
 } KnobId;
 
-typedef struct KnobDesc {
+/* How a rule writes a managed knob's value in a policy. */
+typedef enum KnobSettingKind {
+        KNOB_SETTING_NONE,        /* not set by policies */
+        KNOB_SETTING_PCP_GOAL,    /* a pcp high goal solved per host: minimum, 8x batch, 2MiB per cpu, ... */
+        KNOB_SETTING_INT,         /* an integer within the row's [min_value, max_value] */
+        _KNOB_SETTING_KIND_MAX,
+} KnobSettingKind;
+
+/* What one rule sets a managed knob to. */
+typedef struct KnobSetting {
+        bool set;
+        PcpGoal goal;             /* KNOB_SETTING_PCP_GOAL */
+        int64_t value;            /* KNOB_SETTING_INT */
+} KnobSetting;
+
+/* The winning rule's setting for one knob and the value it solves to on this host. */
+typedef struct KnobDecision {
+        bool wanted;              /* some active rule sets the knob */
+        const struct Policy *policy;
+        const struct Rule *rule;
+        PcpGoal goal;             /* KNOB_SETTING_PCP_GOAL: the rule's goal (with ns_per_page/batched set) */
+        int64_t value;            /* the value to write (valid when solve_error >= 0 or -ERANGE) */
+        int solve_error;          /* 0, -ERANGE (goal below the floor: minimum used), -EOPNOTSUPP (legacy kernel),
+                                   * -ENODATA (no pcp zones, or bulk_free_p99 without a calibration) */
+        /* bulk_free_p99 goals: the prediction behind the choice (model-pcp.h, calibration.h). */
+        double ns_per_page;       /* the calibration solved with (0: none) */
+        uint64_t pages;           /* pages per bulk free at the chosen fraction, worst zone */
+        double predicted_ns;      /* pages x ns_per_page */
+        uint64_t default_pages;   /* the same at the default fraction */
+} KnobDecision;
+
+/* What a solver may use besides the rule's setting. */
+typedef struct KnobSolveInput {
+        const struct Snapshot *snap;  /* may be NULL */
+        double ns_per_page;           /* the bulk-free calibration in use (0: none) */
+} KnobSolveInput;
+
+typedef struct KnobDesc KnobDesc;
+
+struct KnobDesc {
         KnobId id;
         const char *name;         /* sysctl name, "vm.percpu_pagelist_high_fraction" */
         const char *path;         /* below the root, "/proc/sys/vm/percpu_pagelist_high_fraction" */
@@ -37,13 +94,42 @@ typedef struct KnobDesc {
         int64_t hole_min;         /* values inside [min, max] the handler still rejects */
         int64_t hole_max;         /* (hole_min > hole_max: none) */
         bool writable;            /* pcptune may write it */
-} KnobDesc;
+
+        /* Managed knobs (policy_key != NULL). */
+        const char *policy_key;   /* "pcp.high": the key rules set it with (section "pcp", field "high") */
+        KnobSettingKind setting;
+        const char *setting_what; /* KNOB_SETTING_INT: "an integer between 0 and 6 (...)" for parse errors */
+        const char *needs;        /* where the knob comes from, said when it is absent and a rule wants it */
+        const char *readonly_why; /* a row of the same knob pcptune only reads: why (said once) */
+        /* d->value from d->goal or the rule's setting; sets d->solve_error.  Never NULL for a managed knob. */
+        void (*solve)(const KnobSolveInput *in, const KnobSetting *setting, KnobDecision *d);
+        /* A value to try before d->value that the kernel may reject with EINVAL (then d->value is written
+         * and the row is not probed again): true and *ret_value.  NULL: none. */
+        bool (*probe)(const KnobDecision *d, const struct Snapshot *s, int64_t *ret_value);
+        const char *probe_rejected;   /* what an EINVAL means: "no pcptune contrib patch" */
+        /* A root other than "/" (fixtures, test trees) cannot reject a value: this file below it holding 1
+         * declares that the probe's value is taken, anything else (or no file) that it is not. */
+        const char *probe_declared;
+        bool changes_pagesets;    /* a write makes the kernel recompute the pcp pagesets */
+        /* After a write of value over old (root: the tree written).  NULL: nothing. */
+        void (*after_write)(const char *root, int64_t old, int64_t value);
+        /* Check and log that the kernel applied value.  NULL: the knob_apply() read-back is all. */
+        void (*confirm)(const char *root, const KnobDesc *d, int64_t value);
+};
 
 /* The row of a knob.  id must be valid. */
 const KnobDesc *knob_desc(KnobId id);
 
 /* The row of a writable knob by its sysctl name; NULL if the name is not in the allowlist. */
 const KnobDesc *knob_desc_by_name(const char *name);
+
+/* Whether the row is a managed knob (set by policies). */
+static inline bool knob_managed(const KnobDesc *d) {
+        return d && d->policy_key;
+}
+
+/* "sysctl1 and sysctl2": the managed knobs' names for messages, in buf; returns buf. */
+const char *knob_managed_names(char *buf, size_t size);
 
 /* Whether the knob's handler accepts v (and so whether we may write or restore it). */
 bool knob_value_valid(const KnobDesc *d, int64_t v);

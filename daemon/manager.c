@@ -12,12 +12,10 @@
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
-#include "act-reclaim.h"
-#include "act-sysctl.h"
+#include "actuator.h"
 #include "export-prom.h"
 #include "calibration.h"
 #include "model-percpu.h"
-#include "journal.h"
 #include "log.h"
 #include "manager.h"
 #include "messages.h"
@@ -27,16 +25,13 @@
 #include "probe-kernel.h"
 #include "probe-percpu.h"
 #include "reclaim-watch.h"
-#include "repair.h"
 #include "report.h"
 #include "snapshot.h"
 #include "source-table.h"
 #include "source-bulkfree.h"
-#include "source-percpu-stats.h"
 #include "triggers.h"
 
 #define STATUS_FILE "status.json"
-#define RESUME_PREFIX "resume-"
 
 /* Bulk-free tracing (see on_bulk_timer()). */
 #define BULK_WINDOW_USEC (1 * USEC_PER_SEC)
@@ -74,19 +69,10 @@ struct Manager {
         Journal *journal;
         int lock_fd;
 
-        Knob pcp_knob;
-        bool knob_known;             /* the pcp knob exists and is writable (from the first snapshot) */
-        Knob scale_knob;             /* vm.pcp_batch_scale_max (contrib patch 0002) */
-        FeatureState floor_state;    /* does the kernel take -1 for the high fraction (contrib patch 0001)? */
+        Actuator *act;                /* the knobs, their journal, the actions (actuator.h) */
         KernelFeatures declared;     /* what a root tree declares (read at start) */
         KernelFeatures features;     /* of the last sample */
         KernelProbes probes;         /* of the last sample (probe-kernel.h) */
-        bool warned_readonly;
-        bool warned_no_knob;
-        unsigned act_failures;       /* writes that failed (--once exits 1 then) */
-
-        char **warned_rules;         /* "policy/rule" already told about an unavailable metric */
-        size_t n_warned_rules;
 
         /* What makes the daemon sample now instead of at its next tick (NULL without the loop). */
         Triggers *triggers;
@@ -123,29 +109,12 @@ struct Manager {
         Snapshot *prev;                   /* the last snapshot: costly sources are reused from it */
         unsigned zoneinfo_skips, memcg_skips;
 
-        ReclaimWorker *reclaim;
-        sd_event_source *followup;    /* one more look at dying/Percpu a few seconds after a reclaim */
-        char *reclaim_label;          /* "policy/rule" of the running or last reclaim */
-        uint64_t reclaim_dying_before, reclaim_percpu_before_kib;
-        usec_t reclaim_started;
-        usec_t reclaim_cooldown_usec;      /* of the rule of the running or last reclaim */
-        ReclaimWatch watch;                /* refaults after each reclaim, the swappiness= probe */
-        sd_event_source *refault_timer;    /* closes the refault window */
-        char *watch_mount;                 /* the hierarchy the open window reads */
-        CgroupMode watch_mode;
-        bool args_probed;
-
         /* Percpu per memcg measured from live counts: growth of Percpu over growth of memcgs. */
         uint64_t est_prev_total, est_prev_percpu_kib;
         bool est_prev_valid;
         double est_cost_bytes;        /* 0 until measured */
         MemcgCostMeasurement measured; /* `pcptunectl plan --measure`, loaded at start and on reload */
         bool has_measured;
-
-        /* percpu_stats holds pcpu_lock with IRQs off for the whole read (3 ms with 12k allocations):
-         * read at most every PERCPU_STATS_MIN_INTERVAL, and stop when one read cost too much. */
-        usec_t percpu_stats_last;
-        usec_t percpu_stats_cost;
 
         bool ready_sent;
         usec_t last_sample_cpu_usec;
@@ -155,23 +124,12 @@ struct Manager {
         PromWriter *prom;
         int prom_error;               /* the last write error, logged once until a write succeeds */
         DaemonCounters counters;
-        KnobCounters pcp_counts, scale_counts;
-        bool has_pcp_target, has_scale_target; /* what the last sample's decision wanted the knobs to hold */
-        int64_t pcp_target, scale_target;
 };
-
-static void manager_forget_warnings(Manager *m) {
-        for (size_t i = 0; i < m->n_warned_rules; i++)
-                free(m->warned_rules[i]);
-        free(m->warned_rules);
-        m->warned_rules = NULL;
-        m->n_warned_rules = 0;
-}
 
 Manager *manager_free(Manager *m) {
         if (!m)
                 return NULL;
-        reclaim_worker_stop(m->reclaim);
+        actuator_free(m->act);
         triggers_free(m->triggers);
         sd_event_source_disable_unref(m->bulk_timer);
         bulk_free_source_free(m->bulk);
@@ -180,11 +138,6 @@ Manager *manager_free(Manager *m) {
         free(m->policy_dir_name);
         sd_event_source_disable_unref(m->reload_debounce);
         snapshot_free(m->prev);
-        sd_event_source_disable_unref(m->followup);
-        sd_event_source_disable_unref(m->refault_timer);
-        reclaim_watch_done(&m->watch);
-        free(m->watch_mount);
-        free(m->reclaim_label);
         sd_event_source_unref(m->timer);
         sd_event_source_unref(m->sig_term);
         sd_event_source_unref(m->sig_int);
@@ -193,10 +146,8 @@ Manager *manager_free(Manager *m) {
         sd_event_unref(m->event);
         policy_set_free(m->policies);
         eval_state_free(m->eval);
-        journal_free(m->journal);
         if (m->lock_fd >= 0)
                 close(m->lock_fd);
-        manager_forget_warnings(m);
         prom_writer_free(m->prom);
         free(m->metrics_dir);
         free(m->root);
@@ -209,6 +160,7 @@ Manager *manager_free(Manager *m) {
 
 int manager_new(const ManagerConfig *cfg, Manager **ret) {
         _cleanup_(manager_freep) Manager *m = calloc(1, sizeof(Manager));
+        int r;
 
         if (!m)
                 return -ENOMEM;
@@ -239,8 +191,12 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         m->report = cfg->report ?: stdout;
         snprintf(m->bulk_why, sizeof m->bulk_why, "%s",
                  cfg->once ? "measured by the running pcptuned only (not with --once)" : "not started");
-        m->pcp_knob = (Knob){ .desc = knob_desc(KNOB_PCP_HIGH_FRACTION) };
-        m->scale_knob = (Knob){ .desc = knob_desc(KNOB_PCP_BATCH_SCALE_MAX) };
+        r = actuator_new(&(ActuatorConfig){ .root = m->root, .state_dir = m->state_dir, .dry_run = m->dry_run,
+                                            .once = m->once, .eval = m->eval, .probes = &m->probes,
+                                            .counters = &m->counters },
+                         &m->act);
+        if (r < 0)
+                return r;
         *ret = TAKE_PTR(m);
         return 0;
 }
@@ -302,7 +258,7 @@ static int manager_load_policies(Manager *m, bool initial) {
         policy_set_free(m->policies);
         m->policies = TAKE_PTR(set);
         eval_state_prune(m->eval, m->policies);
-        manager_forget_warnings(m);
+        actuator_forget_warnings(m->act);
         return 0;
 }
 
@@ -412,30 +368,6 @@ static void manager_clean_state_dir(Manager *m) {
         closedir(d);
 }
 
-/* A journal left by a run that did not stop cleanly: restore what is still ours. */
-static int manager_restore_crash_journal(Manager *m) {
-        _cleanup_(journal_freep) Journal *old = NULL;
-        char err[512];
-        int r;
-
-        r = journal_load(m->state_dir, &old, err, sizeof err);
-        if (r == -ENOENT)
-                return 0;
-        if (r < 0)
-                return log_error_errno(r, "Failed to read the restore journal in %s: %s; refusing to start over it "
-                                          "(inspect it, then run `pcptunectl restore` or remove it)",
-                                       m->state_dir, *err ? err : errno_str(r));
-        if (!streq(old->root, m->root)) {
-                char eroot[PATH_MAX];
-                return log_error_errno(EXDEV, "The restore journal in %s belongs to root %s, not %s; refusing to start",
-                                       m->state_dir, str_escape(old->root, eroot, sizeof eroot), m->root);
-        }
-        log_notice("Found a restore journal from a run that did not stop cleanly (%zu knob%s); restoring",
-                   old->n_entries, old->n_entries == 1 ? "" : "s");
-        r = journal_restore(old, m->root, "restore after an unclean stop");
-        return r < 0 ? r : 0;
-}
-
 /* Metrics are an observer's extra: any failure here turns them off with one message, never stops us. */
 static void manager_open_metrics(Manager *m) {
         int r;
@@ -477,10 +409,8 @@ static void manager_load_calibration(Manager *m) {
 int manager_startup(Manager *m) {
         int r;
 
-        /* Whether the kernel takes -1 for the high fraction is found out by writing it; a root tree
-         * other than "/" (fixtures, snapshots, test trees) cannot say no, so it declares it. */
+        /* What a root tree other than "/" (fixtures, snapshots, test trees) declares of its kernel. */
         kernel_features_declared(m->root, &m->declared);
-        m->floor_state = m->declared.fraction_floor;
 
         r = manager_load_policies(m, true);
         if (r < 0)
@@ -494,31 +424,7 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return r;
         manager_clean_state_dir(m);
-        r = manager_restore_crash_journal(m);
-        if (r < 0)
-                return r;
-        m->journal = journal_new(m->state_dir, m->root);
-        if (!m->journal)
-                return log_oom();
-        return 0;
-}
-
-/* The unavailable-metric message is said once per rule (until the next reload). */
-static bool manager_warn_once(Manager *m, const char *policy, const char *rule) {
-        _cleanup_(freep) char *key = NULL;
-        char **n;
-
-        if (asprintf(&key, "%s/%s", policy, rule) < 0)
-                return false;
-        for (size_t i = 0; i < m->n_warned_rules; i++)
-                if (streq(m->warned_rules[i], key))
-                        return false;
-        n = realloc(m->warned_rules, (m->n_warned_rules + 1) * sizeof(char *));
-        if (!n)
-                return false;
-        m->warned_rules = n;
-        m->warned_rules[m->n_warned_rules++] = TAKE_PTR(key);
-        return true;
+        return actuator_start(m->act);
 }
 
 static void manager_log_rules(Manager *m, const Decision *decision, const MetricValues *mv) {
@@ -530,228 +436,12 @@ static void manager_log_rules(Manager *m, const Decision *decision, const Metric
                         log_info("Rule %s/%s is no longer active (%s)", st->policy->name, st->rule->name,
                                  rule_verdict_to_string(st->verdict));
                 if (st->verdict == RULE_UNAVAILABLE && st->unavailable_metric >= 0 &&
-                    manager_warn_once(m, st->policy->name, st->rule->name))
+                    actuator_warn_once(m->act, st->policy->name, st->rule->name))
                         log_warning("Rule %s/%s uses %s, which is unavailable here (%s): the rule stays inactive",
                                     st->policy->name, st->rule->name,
                                     metric_info((MetricId) st->unavailable_metric)->name,
                                     strna(mv->why_unavailable[st->unavailable_metric]));
         }
-}
-
-/* Count what a knob_apply()/knob_release() did, for the metrics.  Returns r. */
-static int knob_count(KnobCounters *c, bool dry_run, int r) {
-        if (r == KNOB_WRITTEN)
-                c->writes++;
-        else if (r == KNOB_RESTORED && !dry_run)
-                c->restores++;
-        else if (r < 0)
-                c->refused++;
-        return r;
-}
-
-/* Bind the knob to what the kernel has, once. */
-static bool manager_bind_knob(Manager *m, const Snapshot *s) {
-        if (!s->has_knob) {
-                if (!m->warned_no_knob && s->knob_error == -ENOENT)
-                        log_warning("This kernel has no pcp sysctl (%s): nothing to tune", SYSCTL_PCP_HIGH_FRACTION);
-                else if (!m->warned_no_knob)
-                        log_warning_errno(s->knob_error,
-                                          "Failed to read the pcp sysctl below %s (%s, or %s before 5.14): %s; "
-                                          "not tuning it",
-                                          m->root, knob_desc(KNOB_PCP_HIGH_FRACTION)->path,
-                                          knob_desc(KNOB_PCP_FRACTION)->path,
-                                          s->knob_error == -EINVAL ? "it holds a value no kernel accepts"
-                                                                   : errno_str(s->knob_error));
-                m->warned_no_knob = true;
-                return false;
-        }
-        if (!s->knob.writable) {
-                if (!m->warned_readonly)
-                        log_warning("%s = %" PRId64 " on kernel %s: kernels before 5.14 give it another meaning "
-                                    "(each CPU gets managed/F pages); pcptune only reads it",
-                                    s->knob.name, s->knob.value, s->topo.kernel_release);
-                m->warned_readonly = true;
-                return false;
-        }
-        if (!m->knob_known) {
-                m->pcp_knob.desc = s->knob.desc;
-                m->knob_known = true;
-        }
-        return true;
-}
-
-/* Apply the decision for the pcp knob: the winning goal, or hand the knob back when nothing wants it. */
-static bool manager_apply_pcp(Manager *m, const Snapshot *s, const Decision *decision) {
-        const PcpDecision *d = &decision->pcp_high;
-        char gbuf[64], reason[320];
-        int r;
-
-        m->has_pcp_target = false;
-        if (!manager_bind_knob(m, s))
-                return false;
-
-        if (!d->wanted) {
-                if (m->pcp_knob.managed)
-                        return knob_count(&m->pcp_counts, m->dry_run,
-                                          knob_release(&m->pcp_knob, m->root, m->journal, m->dry_run,
-                                                       "no active rule sets pcp.high any more")) == KNOB_RESTORED;
-                return false;
-        }
-        if (d->solve_error == -ENODATA && d->goal.kind == PCP_GOAL_BULK_FREE_P99) {
-                if (manager_warn_once(m, d->policy->name, d->rule->name))
-                        log_warning("Rule %s/%s: pcp.high %s needs this host's bulk-free calibration, which pcptuned "
-                                    "fits from traced bulk frees (%s): the knob is left alone until there is one",
-                                    d->policy->name, d->rule->name, pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf),
-                                    m->bulk ? "tracing" : m->bulk_why);
-                return false;
-        }
-        if (d->solve_error < 0 && d->solve_error != -ERANGE) {
-                if (manager_warn_once(m, d->policy->name, d->rule->name))
-                        log_warning_errno(d->solve_error, "Rule %s/%s: cannot solve pcp.high %s on this host: %s",
-                                          d->policy->name, d->rule->name,
-                                          pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf), errno_str(d->solve_error));
-                return false;
-        }
-        if (d->solve_error == -ERANGE && d->goal.kind == PCP_GOAL_BULK_FREE_P99 &&
-            manager_warn_once(m, d->policy->name, d->rule->name))
-                log_warning("Rule %s/%s: pcp.high %s: no fraction meets it (the minimum moves %" PRIu64 " pages per bulk "
-                            "free, predicted %.0f us at %.1f ns per page); using the minimum",
-                            d->policy->name, d->rule->name, pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf), d->pages,
-                            d->predicted_ns / 1000.0, d->ns_per_page);
-        else if (d->solve_error == -ERANGE && manager_warn_once(m, d->policy->name, d->rule->name))
-                log_warning("Rule %s/%s: pcp.high %s is below the kernel's floor of 4 x batch; using the minimum",
-                            d->policy->name, d->rule->name, pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf));
-
-        if (d->goal.kind == PCP_GOAL_BULK_FREE_P99)
-                /* The prediction and why: dry-run prints it in the "would set" line. */
-                snprintf(reason, sizeof reason,
-                         "pcp.high %s: predicted p99 %.0f us (%" PRIu64 " pages x %.1f ns per page); the default "
-                         "would move %" PRIu64 " pages, %.0f us",
-                         pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf), d->predicted_ns / 1000.0, d->pages,
-                         d->ns_per_page, d->default_pages, d->ns_per_page * (double) d->default_pages / 1000.0);
-        else
-                snprintf(reason, sizeof reason, "pcp.high %s", pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf));
-        /* minimum: -1 where the kernel has pcptune's contrib patch (no per-host fraction to re-solve);
-         * found out by writing it once: a kernel without the patch rejects it with EINVAL. */
-        int target = d->fraction;
-        bool try_floor = d->goal.kind == PCP_GOAL_MINIMUM && s->regime != PCP_REGIME_LEGACY &&
-                         m->floor_state != FEATURE_ABSENT && !m->dry_run;
-        if (try_floor)
-                target = PCP_FRACTION_FLOOR;
-        int64_t old = 0;
-        r = knob_count(&m->pcp_counts, m->dry_run,
-                       knob_apply(&m->pcp_knob, m->root, m->journal, m->dry_run, target,
-                                  &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason,
-                                                   .probe = try_floor },
-                                  &old));
-        if (try_floor && r == -EINVAL) {
-                m->floor_state = FEATURE_ABSENT;
-                log_notice("This kernel rejects %s = -1 (no pcptune contrib patch): using the minimum computed for this "
-                           "host, %d", m->pcp_knob.desc->name, d->fraction);
-                target = d->fraction;
-                r = knob_count(&m->pcp_counts, m->dry_run,
-                               knob_apply(&m->pcp_knob, m->root, m->journal, m->dry_run, target,
-                                          &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name,
-                                                           .text = reason },
-                                          &old));
-        } else if (try_floor && (r == KNOB_WRITTEN || r == KNOB_NOOP))
-                m->floor_state = FEATURE_PRESENT;
-        m->has_pcp_target = true;
-        m->pcp_target = target;
-        if (r < 0)
-                m->act_failures++;
-        bool lowered = (target == PCP_FRACTION_FLOOR && old != PCP_FRACTION_FLOOR) ||
-                       (target > 0 && (old == 0 || (old > 0 && target > old)));
-        if (r == KNOB_WRITTEN && lowered) {
-                /* Lower limits: busy CPUs clamp at their next allocation or free; idle ones only decay,
-                 * 1/8 per vmstat tick.  vm.stat_refresh runs one decay step on every CPU now. */
-                int q = write_file_at(m->root, "/proc/sys/vm/stat_refresh", "1");
-                if (q < 0 && q != -ENOENT)
-                        log_debug_errno(q, "Failed to write vm.stat_refresh: %s", errno_str(q));
-        }
-        if (r == KNOB_WRITTEN) {
-                _cleanup_(freep) char *msg = NULL;
-                int q = pcp_confirm(m->root, target, &msg);
-                if (q == -EBADE)
-                        log_warning("%s = %d is set but the pagesets do not show the model's values: %s",
-                                    m->pcp_knob.desc->name, target, strna(msg));
-                else if (q < 0)
-                        log_warning_errno(q, "Failed to confirm %s = %d in zoneinfo: %s", m->pcp_knob.desc->name, target,
-                                          errno_str(q));
-                else
-                        log_info("Confirmed %s = %d: pagesets match the model on every populated zone",
-                                 m->pcp_knob.desc->name, target);
-        }
-        return r == KNOB_WRITTEN;
-}
-
-/* pcp.batch_scale_max: vm.pcp_batch_scale_max exists only with pcptune's contrib patch (0002). */
-static void manager_apply_scale(Manager *m, const Decision *decision) {
-        const ScaleDecision *d = &decision->batch_scale_max;
-        _cleanup_(freep) char *path = NULL;
-        char reason[64];
-
-        m->has_scale_target = false;
-        if (!d->wanted) {
-                if (m->scale_knob.managed)
-                        (void) knob_count(&m->scale_counts, m->dry_run,
-                                          knob_release(&m->scale_knob, m->root, m->journal, m->dry_run,
-                                                       "no active rule sets pcp.batch_scale_max any more"));
-                return;
-        }
-        if (path_join_root(m->root, m->scale_knob.desc->path, &path) < 0 || access(path, F_OK) < 0) {
-                if (manager_warn_once(m, d->policy->name, "batch_scale_max"))
-                        log_warning("Rule %s/%s: pcp.batch_scale_max needs %s, from pcptune's kernel patch "
-                                    "(contrib/kernel); this kernel does not have it",
-                                    d->policy->name, d->rule->name, m->scale_knob.desc->name);
-                return;
-        }
-        snprintf(reason, sizeof reason, "pcp.batch_scale_max %d", d->value);
-        m->has_scale_target = true;
-        m->scale_target = d->value;
-        if (knob_count(&m->scale_counts, m->dry_run,
-                          knob_apply(&m->scale_knob, m->root, m->journal, m->dry_run, d->value,
-                                     &(ChangeReason){ .policy = d->policy->name, .rule = d->rule->name, .text = reason },
-                                     NULL)) < 0)
-                m->act_failures++;
-}
-
-/* A `repair: pagesets` rule: recompute pagesets that differ from the model (a CPU whose batch was left at
- * a value the kernel no longer computes). */
-static void manager_repair_pagesets(Manager *m, const Snapshot *s, const DecidedAction *a, bool wrote_knob) {
-        PagesetCheck c = { 0 };
-        int r;
-
-        if (wrote_knob || !s->has_knob)
-                return; /* the write just recomputed them; check at the next sample */
-        r = pageset_check(s, &c);
-        if (r < 0) {
-                log_warning_errno(r, "Failed to compare pagesets with the model: %s", errno_str(r));
-                return;
-        }
-        if (c.n_mismatches == 0) {
-                pageset_check_done(&c);
-                return;
-        }
-        const PagesetMismatch *x = &c.mismatches[0];
-        log_notice("Rule %s/%s: %zu of %zu pageset values differ from the model (e.g. node %d %s cpu %d: %s %" PRId64
-                   ", expected %" PRId64 ")%s",
-                   a->policy->name, a->rule->name, c.n_mismatches, c.compared, x->node, x->zone, x->cpu,
-                   pageset_field_to_string(x->field), x->actual, x->expected,
-                   m->dry_run ? "; would make the kernel recompute them" : "; making the kernel recompute them");
-        pageset_check_done(&c);
-        eval_state_action_done(m->eval, a->policy, a->rule, now_usec(CLOCK_MONOTONIC));
-        if (m->dry_run)
-                return;
-        r = pageset_repair(m->root, m->journal, s->knob.value, NULL);
-        if (r < 0 && r != -EBADE)
-                m->act_failures++;
-        if (r == -EBADE)
-                log_warning("Rule %s/%s: the pagesets still differ after the repair; not retrying before the "
-                            "rule's cooldown",
-                            a->policy->name, a->rule->name);
-        else if (r < 0)
-                log_error_errno(r, "Failed to repair pagesets: %s", errno_str(r));
 }
 
 /* Percpu per memcg from live counts: a growth of at least 50 memcgs with Percpu growing too. */
@@ -776,439 +466,25 @@ static void manager_memcg_cost(Manager *m, const Snapshot *s, MemcgCost *ret) {
         snapshot_memcg_cost(s, m->has_measured ? &m->measured : NULL, m->est_cost_bytes, ret);
 }
 
-/* Dying count and Percpu now, from the memcg and meminfo sources (/proc/cgroups + the hierarchy's directories, meminfo). */
-static void manager_read_dying(Manager *m, uint64_t *ret_dying, uint64_t *ret_percpu_kib) {
-        _cleanup_(snapshot_freep) Snapshot *s = NULL;
-        bool ok = snapshot_take_sources(m->root, SOURCE_BIT(SOURCE_MEMCG) | SOURCE_BIT(SOURCE_MEMINFO), &s) >= 0;
-
-        *ret_dying = ok && s->has_memcg ? s->memcg.dying : 0;
-        *ret_percpu_kib = ok ? s->meminfo.percpu_kib : 0;
-}
-
-#define PERCPU_STATS_MIN_INTERVAL (5 * 60 * USEC_PER_SEC)
-#define PERCPU_STATS_MAX_COST (5 * USEC_PER_MSEC)
-
-/* After a reclaim: what is left in the percpu allocator, if percpu_stats is readable and cheap. */
-static void manager_log_percpu_stats(Manager *m, const char *label) {
-        usec_t now = now_usec(CLOCK_MONOTONIC), t0;
-        PercpuStats st = { 0 };
-        PercpuSummary sum;
-        int r;
-
-        if (m->percpu_stats_cost > PERCPU_STATS_MAX_COST ||
-            (m->percpu_stats_last && now - m->percpu_stats_last < PERCPU_STATS_MIN_INTERVAL))
-                return;
-        t0 = now_usec(CLOCK_MONOTONIC);
-        r = percpu_stats_read(m->root, &st);
-        m->percpu_stats_last = now;
-        m->percpu_stats_cost = now_usec(CLOCK_MONOTONIC) - t0;
-        if (r < 0) {
-                log_debug_errno(r, "percpu_stats not readable (%s): debugfs not mounted or CONFIG_PERCPU_STATS off",
-                                errno_str(r));
-                m->percpu_stats_cost = USEC_INFINITY; /* never again: we do not mount debugfs */
-                return;
-        }
-        percpu_stats_summarize(&st, &sum);
-        log_info("%s: percpu allocator: %" PRId64 " chunks (%" PRId64 " empty), %" PRId64
-                 " empty populated pages per unit, %" PRId64 " KiB free per unit in all chunks "
-                 "(read in %" PRIu64 " us)",
-                 label, sum.chunks, sum.empty_chunks, sum.empty_pop_pages, sum.free_bytes / 1024, m->percpu_stats_cost);
-        if (m->percpu_stats_cost > PERCPU_STATS_MAX_COST)
-                log_info("Reading percpu_stats took %" PRIu64 " us with IRQs off: not reading it again",
-                         m->percpu_stats_cost);
-        percpu_stats_done(&st);
-}
-
-static int on_reclaim_followup(sd_event_source *s, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
-        uint64_t dying, percpu;
-        manager_read_dying(m, &dying, &percpu);
-        log_info("%s: 5 s after the reclaim: %" PRIu64 " dying memcgs (%" PRIu64 " before it), Percpu %" PRIu64
-                 " kB (%" PRIu64 " kB before it)",
-                 strna(m->reclaim_label), dying, m->reclaim_dying_before, percpu, m->reclaim_percpu_before_kib);
-        manager_log_percpu_stats(m, strna(m->reclaim_label));
-        m->followup = sd_event_source_disable_unref(m->followup);
-        return 0;
-}
-
-/* The refault window of the last reclaim ends: read the counters again, log, skip what refaulted too much. */
-static void manager_close_refault_window(Manager *m) {
-        const ReclaimRecord *r = &m->watch.record;
-        char f_lbl[200], f_ref[48], f_win[48], f_n[48], f_over[48], f_max[64], f_cost[48], over[512] = "", b1[48];
-        size_t n_over, measured = 0, imax = SIZE_MAX;
-
-        if (!m->watch.has_record || !r->counting)
-                return;
-        n_over = reclaim_watch_close(&m->watch, m->root, strna(m->watch_mount), m->watch_mode, now_usec(CLOCK_MONOTONIC));
-        m->counters.reclaim_refaults += r->refaults;
-        m->counters.reclaim_refault_windows++;
-        m->counters.has_last_refaults = true;
-        m->counters.last_refaults = r->refaults;
-        m->counters.last_refault_window_usec = r->window_usec;
-        m->counters.last_refault_rate_max = 0;
-        for (size_t i = 0; i < r->n_subtrees; i++)
-                m->counters.last_refault_rate_max = MAX(m->counters.last_refault_rate_max, r->subtrees[i].rate);
-        for (size_t i = 0; i < r->n_subtrees; i++) {
-                const ReclaimSubtreeRefaults *t = &r->subtrees[i];
-                if (t->after < 0 || t->before < 0)
-                        continue;
-                measured++;
-                if (imax == SIZE_MAX || t->rate > r->subtrees[imax].rate)
-                        imax = i;
-                if (t->over_limit) {
-                        size_t l = strlen(over);
-                        snprintf(over + l, sizeof over - l, "%s%s (%.1f/s)", l ? ", " : "", t->path, t->rate);
-                }
-        }
-        snprintf(f_lbl, sizeof f_lbl, "RULE=%s", strna(r->label));
-        snprintf(f_ref, sizeof f_ref, "REFAULTS=%" PRIu64, r->refaults);
-        snprintf(f_win, sizeof f_win, "REFAULT_WINDOW_USEC=%" PRIu64, r->window_usec);
-        snprintf(f_n, sizeof f_n, "SUBTREES_MEASURED=%zu", measured);
-        snprintf(f_over, sizeof f_over, "SUBTREES_OVER_LIMIT=%zu", n_over);
-        snprintf(f_max, sizeof f_max, "REFAULT_RATE_MAX=%.3f", imax == SIZE_MAX ? 0.0 : r->subtrees[imax].rate);
-        snprintf(f_cost, sizeof f_cost, "REFAULT_READ_USEC=%" PRIu64, r->read_usec);
-        const char *fields[] = { "MESSAGE_ID=" PCPTUNE_MESSAGE_RECLAIM, "ACTION=reclaim-dying-refaults", f_lbl, f_ref, f_win, f_n, f_over, f_max, f_cost, NULL };
-        if (imax == SIZE_MAX)
-                snprintf(b1, sizeof b1, "none measured");
-        else
-                snprintf(b1, sizeof b1, "%.2f/s", r->subtrees[imax].rate);
-        log_fields(n_over > 0 ? LOG_WARNING : LOG_NOTICE, fields,
-                   "%s: %" PRIu64 " refaults in the live cgroups of %zu reclaimed subtree%s, from just before each "
-                   "reclaim to %.0f s after the run (largest rate %s%s%s; %zu counter reads in %" PRIu64 " us)%s%s%s",
-                   strna(r->label), r->refaults, measured, measured == 1 ? "" : "s", (double) r->window_usec / 1e6, b1,
-                   imax == SIZE_MAX ? "" : " in ", imax == SIZE_MAX ? "" : r->subtrees[imax].path, r->n_reads,
-                   r->read_usec, n_over > 0 ? "; above max-refault-rate, skipped for the rule's cooldown: " : "",
-                   over, n_over > 0 && strlen(over) >= sizeof over - 1 ? "..." : "");
-}
-
-static int on_refault_window(sd_event_source *s, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
-        manager_close_refault_window(m);
-        m->refault_timer = sd_event_source_disable_unref(m->refault_timer);
-        return 0;
-}
-
-/* After a real run: keep the counters read before each subtree's reclaim and close the window later. */
-static void manager_open_refault_window(Manager *m, const ReclaimJob *j) {
-        size_t n_swap = 0, n_refaults = 0;
-
-        if (m->watch.args == RECLAIM_ARGS_UNKNOWN) {
-                m->watch.args = j->args; /* the job probed on its first subtree */
-                m->watch.scope_dying = j->scope_dying;
-        }
-        for (size_t i = 0; i < j->n_results; i++) {
-                n_swap += j->results[i].outcome == RECLAIM_SKIPPED_SWAP;
-                n_refaults += j->results[i].outcome == RECLAIM_SKIPPED_REFAULTS;
-        }
-        if (j->mode == CGROUP_MEMORY_V2 && j->args == RECLAIM_ARGS_BYTES && j->host_swap == 0 && !j->cfg.allow_swap &&
-            manager_warn_once(m, strna(m->reclaim_label), "no-swap"))
-                log_info("%s: memory.reclaim takes no swappiness= here, but no swap is active: plain byte counts "
-                         "reclaim file pages only",
-                         strna(m->reclaim_label));
-        if (n_swap > 0 && manager_warn_once(m, strna(m->reclaim_label), "allow-swap"))
-                log_warning("%s: %zu subtree%s not reclaimed: this kernel's memory.reclaim takes no swappiness= (%s), so "
-                            "reclaim could swap the anonymous memory of live cgroups; allow it with allow-swap: true",
-                            strna(m->reclaim_label), n_swap, n_swap == 1 ? "" : "s", reclaim_args_to_string(j->args));
-        if (n_refaults > 0)
-                log_info("%s: %zu subtree%s skipped: %s live cgroups refaulted above max-refault-rate after the last "
-                         "reclaim (cooldown of the rule)",
-                         strna(m->reclaim_label), n_refaults, n_refaults == 1 ? "" : "s", n_refaults == 1 ? "its" : "their");
-        if (reclaim_watch_open(&m->watch, j, m->reclaim_label, m->reclaim_cooldown_usec) < 0) {
-                log_oom();
-                return;
-        }
-        free(m->watch_mount);
-        m->watch_mount = strdup(j->mount);
-        m->watch_mode = j->mode;
-        if (m->event && !m->once) {
-                m->refault_timer = sd_event_source_disable_unref(m->refault_timer);
-                if (sd_event_add_time(m->event, &m->refault_timer, CLOCK_MONOTONIC, j->ended + j->cfg.refault_window_usec,
-                                      USEC_PER_SEC / 10, on_refault_window, m) < 0)
-                        manager_close_refault_window(m); /* no timer: measure what can be measured now */
-        }
-}
-
-static void on_reclaim_done(ReclaimJob *j, void *userdata) {
-        Manager *m = userdata;
-        _cleanup_(reclaim_job_freep) _unused_ ReclaimJob *job = j; /* freed on every return */
-        size_t count[_RECLAIM_OUTCOME_MAX] = { 0 };
-        uint64_t dying, percpu;
-        char f_dyb[48], f_dya[48], f_pb[48], f_pa[48], f_dur[48], f_lbl[200], b1[32];
-
-        if (j->error < 0) {
-                m->counters.reclaim_scan_failures++;
-                log_error_errno(j->error, "%s: failed to find the subtrees holding dying memcgs: %s",
-                                strna(m->reclaim_label), errno_str(j->error));
-                return;
-        }
-        if (m->dry_run) {
-                /* The topology and kernel of the last sample; a fresh one only before the first has been kept. */
-                _cleanup_(snapshot_freep) Snapshot *own = NULL;
-                const Snapshot *s = m->prev;
-                MemcgCost mc = { .how = "unknown" };
-                if (!s && snapshot_take(m->root, &own) >= 0)
-                        s = own;
-                if (s)
-                        manager_memcg_cost(m, s, &mc);
-                double cost = mc.bytes;
-                const char *how = mc.how;
-                uint64_t dying_in = 0, bytes_in = 0;
-                for (size_t i = 0; i < j->n_results; i++) {
-                        dying_in += j->results[i].dying;
-                        bytes_in += j->results[i].dying_bytes;
-                }
-                if (j->n_results == 0) {
-                        log_notice("%s: would reclaim nothing: no subtree within its roots holds dying memcgs "
-                                   "(scan of %zu cgroups took %" PRIu64 " us)",
-                                   strna(m->reclaim_label), j->scan.cgroups_visited, j->scan_usec);
-                        return;
-                }
-                if (j->mode == CGROUP_MEMORY_V2)
-                        log_notice("%s: would reclaim %zu subtree%s (first %s) holding %" PRIu64
-                                   " dying memcgs, with memory.reclaim up to %s; expected gain about %s of percpu "
-                                   "(%.0f B per memcg, %s)",
-                                   strna(m->reclaim_label), j->n_results, j->n_results == 1 ? "" : "s", j->results[0].path,
-                                   dying_in, format_bytes(b1, sizeof b1, j->cfg.max_bytes),
-                                   format_bytes(f_dur, sizeof f_dur, (uint64_t) (cost * PERCPU_DYING_RETAINED * (double) dying_in)),
-                                   cost, how);
-                else
-                        log_notice("%s: would reclaim %zu subtree%s (first %s) holding an estimated %s charged to "
-                                   "removed cgroups, with memory.force_empty%s; expected gain up to about %s of "
-                                   "percpu if all %" PRIu64 " dying memcgs are there (%.0f B per memcg, %s)",
-                                   strna(m->reclaim_label), j->n_results, j->n_results == 1 ? "" : "s",
-                                   j->results[0].path, format_bytes(b1, sizeof b1, bytes_in),
-                                   j->cfg.force_empty == FORCE_EMPTY_NO ? " (not allowed by the policy: force-empty)"
-                                   : j->cfg.force_empty == FORCE_EMPTY_CHILDLESS ? " where no live child is below"
-                                                                                 : "",
-                                   format_bytes(f_dur, sizeof f_dur,
-                                                (uint64_t) (cost * PERCPU_DYING_RETAINED * (double) m->reclaim_dying_before)),
-                                   m->reclaim_dying_before, cost, how);
-                return;
-        }
-
-        for (size_t i = 0; i < j->n_results; i++) {
-                count[j->results[i].outcome]++;
-                m->counters.reclaim_outcomes[j->results[i].outcome]++;
-        }
-        m->counters.reclaim_runs++;
-        m->counters.reclaim_freed_bytes += j->freed_total;
-        m->counters.reclaim_usec += j->run_usec;
-        manager_read_dying(m, &dying, &percpu);
-        snprintf(f_lbl, sizeof f_lbl, "RULE=%s", strna(m->reclaim_label));
-        snprintf(f_dyb, sizeof f_dyb, "DYING_BEFORE=%" PRIu64, m->reclaim_dying_before);
-        snprintf(f_dya, sizeof f_dya, "DYING_AFTER=%" PRIu64, dying);
-        snprintf(f_pb, sizeof f_pb, "PERCPU_BEFORE_KIB=%" PRIu64, m->reclaim_percpu_before_kib);
-        snprintf(f_pa, sizeof f_pa, "PERCPU_AFTER_KIB=%" PRIu64, percpu);
-        snprintf(f_dur, sizeof f_dur, "DURATION_USEC=%" PRIu64, now_usec(CLOCK_MONOTONIC) - m->reclaim_started);
-        char f_freed[48];
-        snprintf(f_freed, sizeof f_freed, "FREED_BYTES=%" PRIu64, j->freed_total);
-        const char *fields[] = { "MESSAGE_ID=" PCPTUNE_MESSAGE_RECLAIM, "ACTION=reclaim-dying", f_lbl, f_dyb, f_dya, f_pb, f_pa, f_dur, f_freed, NULL };
-        log_fields(LOG_NOTICE, fields,
-                   "%s: reclaim-dying %s %zu subtree%s in %.2f s (scan %.2f s of %zu cgroups): %zu reclaimed, "
-                   "%zu with nothing reclaimable, %zu gone, %zu busy, %zu skipped, %zu failed, %zu not reached; "
-                   "%s freed in them; dying memcgs %" PRIu64 " -> %" PRIu64 ", Percpu %" PRIu64 " -> %" PRIu64 " kB",
-                   strna(m->reclaim_label), j->timed_out ? "stopped at its timeout after" : "went through",
-                   j->n_results, j->n_results == 1 ? "" : "s", (double) j->run_usec / 1e6, (double) j->scan_usec / 1e6,
-                   j->scan.cgroups_visited, count[RECLAIM_DONE], count[RECLAIM_NOTHING], count[RECLAIM_GONE],
-                   count[RECLAIM_BUSY],
-                   count[RECLAIM_SKIPPED_POLICY] + count[RECLAIM_SKIPPED_SWAP] + count[RECLAIM_SKIPPED_REFAULTS],
-                   count[RECLAIM_FAILED],
-                   count[RECLAIM_NOT_RUN] + count[RECLAIM_TIMED_OUT], format_bytes(b1, sizeof b1, j->freed_total),
-                   m->reclaim_dying_before, dying, m->reclaim_percpu_before_kib, percpu);
-        manager_open_refault_window(m, j);
-        if (j->dropped_caches)
-                log_notice("%s: dropped clean page cache (vm.drop_caches=1) as the policy allows", strna(m->reclaim_label));
-        for (size_t i = 0; i < j->n_results; i++)
-                if (j->results[i].outcome == RECLAIM_FAILED || j->results[i].outcome == RECLAIM_BUSY)
-                        log_warning("%s: %s: %s (%s)", strna(m->reclaim_label), j->results[i].path,
-                                    reclaim_outcome_to_string(j->results[i].outcome), errno_str(j->results[i].error));
-        if (count[RECLAIM_SKIPPED_POLICY] > 0 && manager_warn_once(m, strna(m->reclaim_label), "force-empty")) {
-                if (j->cfg.force_empty == FORCE_EMPTY_CHILDLESS)
-                        log_info("%s: %zu subtree%s with live cgroups below or tasks inside left alone (force-empty: childless; "
-                                 "cgroup v1 has no bounded reclaim)",
-                                 strna(m->reclaim_label), count[RECLAIM_SKIPPED_POLICY],
-                                 count[RECLAIM_SKIPPED_POLICY] == 1 ? "" : "s");
-                else
-                        log_warning("%s: %zu subtree%s not reclaimed: cgroup v1 has no bounded reclaim; allow "
-                                    "memory.force_empty with force-empty: childless (or true) in the rule",
-                                    strna(m->reclaim_label), count[RECLAIM_SKIPPED_POLICY],
-                                    count[RECLAIM_SKIPPED_POLICY] == 1 ? " was" : "s were");
-        }
-        /* The kernel frees released memcgs asynchronously (RCU, css release work): look again shortly. */
-        if (m->event && !m->once) {
-                m->followup = sd_event_source_disable_unref(m->followup);
-                (void) sd_event_add_time_relative(m->event, &m->followup, CLOCK_MONOTONIC, 5 * USEC_PER_SEC, 0,
-                                                  on_reclaim_followup, m);
-        }
-}
-
-static void manager_start_reclaim(Manager *m, const Snapshot *s, const DecidedAction *a) {
-        _cleanup_(reclaim_job_freep) ReclaimJob *j = NULL;
-        int r;
-
-        if (reclaim_worker_busy(m->reclaim)) {
-                log_debug("%s/%s: a reclaim is still running, not starting another", a->policy->name, a->rule->name);
-                return;
-        }
-        /* Each reclaim's refaults are measured alone: the next waits for the window to close. */
-        if (m->watch.has_record && m->watch.record.counting) {
-                log_debug("%s/%s: the refault window of the last reclaim is open, not starting another", a->policy->name,
-                          a->rule->name);
-                return;
-        }
-        if (!s->has_memcg || s->memcg.mode == CGROUP_MEMORY_NONE) {
-                if (manager_warn_once(m, a->policy->name, a->rule->name))
-                        log_warning("Rule %s/%s: no memory cgroup hierarchy here, nothing to reclaim", a->policy->name,
-                                    a->rule->name);
-                return;
-        }
-        const ProbeResult *rp = kernel_probes_find(&m->probes, PROBE_REPARENTING);
-        if (rp && rp->answer == PROBE_YES) {
-                /* Reclaim frees dying memcgs by uncharging the page cache that pins them; a kernel that
-                 * reparents LRU folios at offline leaves none to uncharge. */
-                if (manager_warn_once(m, a->policy->name, a->rule->name))
-                        log_notice("Rule %s/%s: reclaim-dying stays inactive: this kernel reparents LRU folios when a "
-                                   "memcg goes offline, so page cache does not pin removed memcgs (%s)",
-                                   a->policy->name, a->rule->name, rp->evidence);
-                return;
-        }
-        j = reclaim_job_new(m->root, s->memcg.mount, s->memcg.mode, &a->action->reclaim, m->dry_run);
-        if (!j) {
-                log_oom();
-                return;
-        }
-        free(m->reclaim_label);
-        if (asprintf(&m->reclaim_label, "%s/%s", a->policy->name, a->rule->name) < 0)
-                m->reclaim_label = NULL;
-        m->reclaim_cooldown_usec = a->rule->cooldown_usec;
-        j->args = m->watch.args;
-        j->scope_dying = m->watch.scope_dying;
-        if (!m->dry_run && reclaim_watch_blocked(&m->watch, strna(m->reclaim_label), now_usec(CLOCK_MONOTONIC), &j->skip) < 0) {
-                log_oom();
-                return;
-        }
-        /* The sample may have reused a costly memcg count: read it now. */
-        manager_read_dying(m, &m->reclaim_dying_before, &m->reclaim_percpu_before_kib);
-        m->reclaim_started = now_usec(CLOCK_MONOTONIC);
-        eval_state_action_done(m->eval, a->policy, a->rule, m->reclaim_started);
-        log_info("%s: %s subtrees holding dying memcgs (%" PRIu64 " dying, Percpu %" PRIu64 " kB)",
-                 strna(m->reclaim_label), m->dry_run ? "looking for" : "reclaiming", m->reclaim_dying_before,
-                 m->reclaim_percpu_before_kib);
-
-        if (m->once || !m->event) {
-                /* No loop to come back to: a loop of our own for the one job, bounded the same way. */
-                _cleanup_(sd_event_unrefp) sd_event *e = NULL;
-                ReclaimWorker *w = NULL;
-                if (sd_event_new(&e) < 0)
-                        return;
-                r = reclaim_worker_start(&w, e, TAKE_PTR(j), on_reclaim_done, m);
-                if (r >= 0)
-                        while (reclaim_worker_busy(w) && sd_event_run(e, UINT64_MAX) >= 0)
-                                ;
-                reclaim_worker_stop(w);
-                if (r < 0)
-                        log_error_errno(r, "Failed to start the reclaim: %s", errno_str(r));
-                /* One run: wait out its refault window (the policy's refault-window bounds it). */
-                if (m->watch.has_record && m->watch.record.counting) {
-                        usec_t end = m->watch.record.ended + m->watch.record.window_usec, now;
-                        while ((now = now_usec(CLOCK_MONOTONIC)) < end)
-                                (void) usleep((useconds_t) MIN(end - now, (usec_t) USEC_PER_SEC));
-                        manager_close_refault_window(m);
-                }
-                return;
-        }
-        r = reclaim_worker_start(&m->reclaim, m->event, TAKE_PTR(j), on_reclaim_done, m);
-        if (r < 0)
-                log_error_errno(r, "Failed to start the reclaim worker: %s", errno_str(r));
-}
-
-/* percpu-depopulate: the contrib patch's trigger unmaps empty populated pages and frees empty chunks now. */
-static void manager_percpu_depopulate(Manager *m, const Snapshot *s, const DecidedAction *a) {
-        const PercpuSysfs *b = &s->percpu_sysfs;
-        PercpuSysfs after;
-        Meminfo mi = { 0 };
-        char b1[32], f_rule[200], f_pb[48], f_pa[48], f_eb[48], f_ea[48], f_dur[48];
-        usec_t t0;
-        int r;
-
-        if (!s->has_percpu_sysfs || !b->has_depopulate) {
-                if (manager_warn_once(m, a->policy->name, a->rule->name))
-                        log_warning("Rule %s/%s: percpu-depopulate needs /sys/kernel/mm/percpu/depopulate, from "
-                                    "pcptune's kernel patch (contrib/kernel); this kernel does not have it",
-                                    a->policy->name, a->rule->name);
-                return;
-        }
-        eval_state_action_done(m->eval, a->policy, a->rule, now_usec(CLOCK_MONOTONIC));
-        uint64_t unit_bytes = b->nr_units * s->topo.page_size;
-        uint64_t spare = b->nr_empty_pop_pages > b->empty_pop_pages_high ? b->nr_empty_pop_pages - b->empty_pop_pages_high : 0;
-        if (m->dry_run) {
-                log_notice("Rule %s/%s: would write %s/depopulate: %" PRIu64 " empty populated pages per unit, %" PRIu64
-                           " beyond the %" PRIu64 " kept for atomic allocations: about %s back",
-                           a->policy->name, a->rule->name, PERCPU_SYSFS_DIR, b->nr_empty_pop_pages, spare,
-                           b->empty_pop_pages_high, format_bytes(b1, sizeof b1, spare * unit_bytes));
-                return;
-        }
-        t0 = now_usec(CLOCK_MONOTONIC);
-        r = percpu_sysfs_depopulate(m->root);
-        if (r < 0) {
-                log_error_errno(r, "Rule %s/%s: failed to write %s/depopulate: %s", a->policy->name, a->rule->name,
-                                PERCPU_SYSFS_DIR, errno_str(r));
-                return;
-        }
-        usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
-        if (percpu_sysfs_read(m->root, &after) < 0)
-                after = *b;
-        (void) meminfo_read(m->root, &mi);
-        snprintf(f_rule, sizeof f_rule, "RULE=%s/%s", a->policy->name, a->rule->name);
-        snprintf(f_pb, sizeof f_pb, "PERCPU_BEFORE_KIB=%" PRIu64, s->meminfo.percpu_kib);
-        snprintf(f_pa, sizeof f_pa, "PERCPU_AFTER_KIB=%" PRIu64, mi.percpu_kib);
-        snprintf(f_eb, sizeof f_eb, "EMPTY_POP_PAGES_BEFORE=%" PRIu64, b->nr_empty_pop_pages);
-        snprintf(f_ea, sizeof f_ea, "EMPTY_POP_PAGES_AFTER=%" PRIu64, after.nr_empty_pop_pages);
-        snprintf(f_dur, sizeof f_dur, "DURATION_USEC=%" PRIu64, took);
-        const char *fields[] = { "MESSAGE_ID=" PCPTUNE_MESSAGE_RECLAIM, "ACTION=percpu-depopulate", f_rule, f_pb, f_pa, f_eb, f_ea, f_dur, NULL };
-        log_fields(LOG_NOTICE, fields,
-                   "%s/%s: percpu-depopulate in %" PRIu64 " us: empty populated pages %" PRIu64 " -> %" PRIu64
-                   " per unit, chunks %" PRIu64 " -> %" PRIu64 ", Percpu %" PRIu64 " -> %" PRIu64 " kB",
-                   a->policy->name, a->rule->name, took, b->nr_empty_pop_pages, after.nr_empty_pop_pages, b->nr_chunks,
-                   after.nr_chunks, s->meminfo.percpu_kib, mi.percpu_kib);
-}
-
-static void manager_run_actions(Manager *m, const Snapshot *s, const Decision *decision, bool wrote_knob) {
-        for (size_t i = 0; i < decision->n_actions; i++) {
-                const DecidedAction *a = &decision->actions[i];
-                if (a->repair_pagesets)
-                        manager_repair_pagesets(m, s, a, wrote_knob);
-                else if (a->action->kind == ACTION_RECLAIM_DYING)
-                        manager_start_reclaim(m, s, a);
-                else if (a->action->kind == ACTION_PERCPU_DEPOPULATE)
-                        manager_percpu_depopulate(m, s, a);
-        }
-}
-
 /* pcptune.prom after every sample (dry-run too: it observes).  Errors are said once until a write succeeds. */
-static void manager_write_metrics(Manager *m, const ReportInput *in, const KernelFeatures *feat) {
-        PromKnob knobs[2];
-        size_t n = 0;
+static void manager_write_metrics(Manager *m, const ReportInput *in) {
+        const ReclaimWatch *watch = actuator_watch(m->act);
+        PromKnob knobs[_KNOB_ID_MAX];
+        size_t n;
         int r;
 
         if (!m->prom)
                 return;
-        knobs[n++] = (PromKnob){ .name = in->snap->has_knob ? in->snap->knob.name : SYSCTL_PCP_HIGH_FRACTION, .knob = m->knob_known ? &m->pcp_knob : NULL,
-                                 .present = in->snap->has_knob, .value = in->snap->knob.value,
-                                 .has_target = m->has_pcp_target, .target = m->pcp_target,
-                                 .counters = &m->pcp_counts };
-        knobs[n++] = (PromKnob){ .name = m->scale_knob.desc->name, .knob = &m->scale_knob, .present = feat->batch_scale_max,
-                                 .value = feat->batch_scale_max_value, .has_target = m->has_scale_target,
-                                 .target = m->scale_target, .counters = &m->scale_counts };
+        n = actuator_prom_knobs(m->act, knobs);
         /* reclaim-dying's collateral: the refault windows and the swappiness= probe. */
         size_t blocked = 0;
-        for (size_t i = 0; i < m->watch.n_blocks; i++)
-                blocked += m->watch.blocks[i].until > now_usec(CLOCK_MONOTONIC);
+        for (size_t i = 0; i < watch->n_blocks; i++)
+                blocked += watch->blocks[i].until > now_usec(CLOCK_MONOTONIC);
         m->counters.refault_blocked = blocked;
         m->counters.reclaim_swappiness = in->snap->has_memcg && in->snap->memcg.mode == CGROUP_MEMORY_V2 &&
-                                                         (m->watch.args == RECLAIM_ARGS_SWAPPINESS ||
-                                                          m->watch.args == RECLAIM_ARGS_BYTES)
-                                                 ? m->watch.args == RECLAIM_ARGS_SWAPPINESS
+                                                         (watch->args == RECLAIM_ARGS_SWAPPINESS ||
+                                                          watch->args == RECLAIM_ARGS_BYTES)
+                                                 ? watch->args == RECLAIM_ARGS_SWAPPINESS
                                                  : -1;
         m->counters.has_exits = triggers_exit_count(m->triggers, &m->counters.exits);
         PromInput pin = { .report = in, .knobs = knobs, .n_knobs = n, .counters = &m->counters,
@@ -1240,7 +516,7 @@ static void manager_write_status(Manager *m, const ReportInput *in) {
         json_object_object_add(d, "sample_failures", json_object_new_int64((int64_t) m->counters.sample_failures));
         json_object_object_add(d, "last_sample_cpu_usec", json_object_new_int64((int64_t) m->last_sample_cpu_usec));
         json_object_object_add(o, "daemon", d);
-        json_object *rw = reclaim_watch_to_json(&m->watch, in->snap->has_memcg ? in->snap->memcg.mode : CGROUP_MEMORY_NONE,
+        json_object *rw = reclaim_watch_to_json(actuator_watch(m->act), in->snap->has_memcg ? in->snap->memcg.mode : CGROUP_MEMORY_NONE,
                                                 now_usec(CLOCK_MONOTONIC));
         if (rw)
                 json_object_object_add(o, "reclaim", rw);
@@ -1357,63 +633,40 @@ static void manager_bulk_free_metrics(const BulkFreeView *v, MetricValues *mv) {
 
 /* What the last sample decided for a bulk_free_p99 goal, and since when the knob holds it. */
 static void manager_goal_track(Manager *m, const Decision *decision, usec_t now) {
-        const PcpDecision *d = &decision->pcp_high;
+        const KnobDecision *d = &decision->knobs[KNOB_PCP_HIGH_FRACTION];
         bool active = d->wanted && d->goal.kind == PCP_GOAL_BULK_FREE_P99 &&
                       (d->solve_error >= 0 || d->solve_error == -ERANGE);
 
-        if (!active || d->fraction != m->goal_fraction || !m->goal_active)
+        if (!active || d->value != m->goal_fraction || !m->goal_active)
                 m->goal_applied_at = 0;
         m->goal_active = active;
         if (!active)
                 return;
         m->goal = d->goal;
-        m->goal_fraction = d->fraction;
+        m->goal_fraction = (int) d->value;
         m->goal_predicted_ns = d->predicted_ns;
         int64_t v;
-        if (m->goal_applied_at == 0 && !m->dry_run && m->knob_known && knob_read(m->root, m->pcp_knob.desc, &v) >= 0 &&
-            v == d->fraction)
+        if (m->goal_applied_at == 0 && !m->dry_run && knob_read(m->root, knob_desc(KNOB_PCP_HIGH_FRACTION), &v) >= 0 &&
+            v == d->value)
                 m->goal_applied_at = now;
 }
 
-/*
- * What memory.reclaim accepts, once, when a reclaim-dying rule is loaded:
- * "0 swappiness=0" then "0" to the hierarchy's root memory.reclaim, and
- * "0 scope=dying" (contrib/kernel 0004), which reclaim nothing (see
- * reclaim_probe_args() and reclaim_probe_scope()).  Dry-run writes nothing
- * and reports only what it can see without writing.
- */
-static void manager_probe_reclaim_args(Manager *m, const Snapshot *s) {
-        int r;
+static int manager_report(Manager *m, const ReportInput *in);
 
-        if (!s->has_memcg || s->memcg.mode == CGROUP_MEMORY_NONE)
-                return;
-        m->watch.dying_exact = s->memcg.dying_from_subsys;
-        if (m->args_probed || !policy_set_has_action(m->policies, ACTION_RECLAIM_DYING))
-                return;
-        m->args_probed = true;
-        if (m->dry_run) {
-                m->watch.args = reclaim_args_guess(m->root, s->memcg.mount, s->memcg.mode);
-                return;
-        }
-        free(m->watch.probe_file);
-        if (asprintf(&m->watch.probe_file, "%s/memory.reclaim", s->memcg.mount) < 0)
-                m->watch.probe_file = NULL;
-        r = reclaim_probe_args(m->root, s->memcg.mount, s->memcg.mode, "/", NULL, NULL, &m->watch.args);
-        if (r >= 0 && m->watch.args != RECLAIM_ARGS_NONE)
-                r = reclaim_probe_scope(m->root, s->memcg.mount, s->memcg.mode, "/", NULL, NULL, &m->watch.scope_dying);
-        if (r < 0) { /* the first reclaim probes both again */
-                m->watch.args = RECLAIM_ARGS_UNKNOWN;
-                m->watch.scope_dying = FEATURE_UNKNOWN;
-        }
-        m->watch.probe_error = r < 0 ? r : 0;
-        if (r < 0)
-                log_warning_errno(r, "Failed to probe the arguments %s accepts: %s, the first reclaim probes again",
-                                  strna(m->watch.probe_file), errno_str(r));
-        else
-                log_info("memory.reclaim arguments: %s: %s; scope=dying (contrib/kernel 0004): %s",
-                         reclaim_args_answer(m->watch.args), reclaim_args_to_string(m->watch.args),
-                         m->watch.scope_dying == FEATURE_PRESENT ? "accepted, reclaim scans only dying memcgs"
-                                                                 : "not accepted");
+/* The kernel features and probes, with what acting found out (the fraction floor, memory.reclaim's args). */
+static void manager_probe_kernel(Manager *m, const Snapshot *s) {
+        const ReclaimWatch *w = actuator_watch(m->act);
+        FeatureState floor = actuator_probe_state(m->act, KNOB_PCP_HIGH_FRACTION);
+
+        kernel_features_from_snapshot(&m->declared, s, &m->features);
+        if (floor != FEATURE_UNKNOWN)
+                m->features.fraction_floor = floor;
+        if (w->args == RECLAIM_ARGS_SWAPPINESS || w->args == RECLAIM_ARGS_BYTES)
+                m->features.reclaim_swappiness = w->args == RECLAIM_ARGS_SWAPPINESS ? FEATURE_PRESENT : FEATURE_ABSENT;
+        if (w->scope_dying != FEATURE_UNKNOWN)
+                m->features.reclaim_scope_dying = w->scope_dying;
+        kernel_probes_run(&(ProbeInput){ .root = m->root, .snap = s, .kernel = s->topo.kernel, .features = &m->features },
+                          &m->probes);
 }
 
 /* One sample: sources -> snapshot -> evaluation -> decision -> actuators.  cheap: reuse costly sources. */
@@ -1436,21 +689,13 @@ static int manager_sample_full(Manager *m, bool cheap) {
         metrics_from_snapshot(s, &mv);
         now = now_usec(CLOCK_MONOTONIC);
         manager_exit_metric(m, s, &mv, now, cheap);
-        manager_probe_reclaim_args(m, s);
+        actuator_probe_reclaim_args(m->act, s, m->policies);
         BulkFreeView bulk;
         manager_bulk_free_view(m, now, &bulk);
         manager_bulk_free_metrics(&bulk, &mv);
         manager_estimate_memcg_cost(m, s);
 
-        kernel_features_from_snapshot(&m->declared, s, &m->features);
-        if (m->floor_state != FEATURE_UNKNOWN)
-                m->features.fraction_floor = m->floor_state;
-        if (m->watch.args == RECLAIM_ARGS_SWAPPINESS || m->watch.args == RECLAIM_ARGS_BYTES)
-                m->features.reclaim_swappiness = m->watch.args == RECLAIM_ARGS_SWAPPINESS ? FEATURE_PRESENT : FEATURE_ABSENT;
-        if (m->watch.scope_dying != FEATURE_UNKNOWN)
-                m->features.reclaim_scope_dying = m->watch.scope_dying;
-        kernel_probes_run(&(ProbeInput){ .root = m->root, .snap = s, .kernel = s->topo.kernel, .features = &m->features },
-                          &m->probes);
+        manager_probe_kernel(m, s);
 
         r = policy_eval(m->policies, s, &mv, m->eval, now, &decision);
         if (r < 0)
@@ -1461,64 +706,67 @@ static int manager_sample_full(Manager *m, bool cheap) {
                 exit_rules_active |= decision.rules[i].verdict == RULE_ACTIVE &&
                                      rule_uses_metric(decision.rules[i].rule, METRIC_PROC_EXIT_RATE);
         triggers_set_exit_rules_active(m->triggers, exit_rules_active);
-        bool wrote = manager_apply_pcp(m, s, &decision);
-        manager_goal_track(m, &decision, now);
-        manager_apply_scale(m, &decision);
-        if (wrote) { /* written or restored */
+        MemcgCost cost;
+        manager_memcg_cost(m, s, &cost);
+        actuator_set_memcg_cost(m->act, &cost);
+        actuator_set_calibration_note(m->act, m->bulk ? "tracing" : m->bulk_why);
+        if (actuator_act(m->act, s, &decision) & ACT_PAGESETS_CHANGED) {
                 /* The report and STATUS= show what the knob holds now, and the next sample reads
                  * zoneinfo again: the pagesets just changed. */
                 int64_t v;
-                if (m->knob_known && knob_read(m->root, m->pcp_knob.desc, &v) >= 0)
+                if (s->has_knob && knob_read(m->root, s->knob.desc, &v) >= 0)
                         s->knob.value = v;
                 m->zoneinfo_skips = UINT_MAX;
         }
-        manager_run_actions(m, s, &decision, wrote);
+        manager_goal_track(m, &decision, now);
 
         m->counters.samples++;
         m->last_sample_cpu_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu0;
         m->counters.sample_cpu_usec += m->last_sample_cpu_usec;
 
         /* The probes again: writing -1 may have just told whether the kernel takes it. */
-        if (m->floor_state != FEATURE_UNKNOWN && m->features.fraction_floor != m->floor_state) {
-                m->features.fraction_floor = m->floor_state;
-                kernel_probes_run(&(ProbeInput){ .root = m->root, .snap = s, .kernel = s->topo.kernel,
-                                                 .features = &m->features },
-                                  &m->probes);
-        }
-        MemcgCost cost;
-        manager_memcg_cost(m, s, &cost);
+        FeatureState floor = actuator_probe_state(m->act, KNOB_PCP_HIGH_FRACTION);
+        if (floor != FEATURE_UNKNOWN && m->features.fraction_floor != floor)
+                manager_probe_kernel(m, s);
         ReportInput in = { .snap = s, .mv = &mv, .set = m->policies, .decision = &decision,
-                           .knob = m->knob_known ? &m->pcp_knob : NULL, .features = &m->features, .probes = &m->probes,
-                           .memcg_cost = &cost, .bulk_free = &bulk,
-                           .dry_run = m->dry_run };
+                           .knobs = actuator_knobs(m->act), .features = &m->features, .probes = &m->probes,
+                           .memcg_cost = &cost, .bulk_free = &bulk, .dry_run = m->dry_run };
+        r = manager_report(m, &in);
+        if (r < 0)
+                return r;
+        m->counters.last_sample_usec = now_usec(CLOCK_MONOTONIC) - wall0;
+        m->counters.last_sample_realtime_usec = now_usec(CLOCK_REALTIME);
+        manager_write_metrics(m, &in);
+        log_debug("Sample %" PRIu64 " took %" PRIu64 " us of CPU%s%s%s", m->counters.samples, m->last_sample_cpu_usec,
+                  cheap ? " (cheap)" : "", s->zoneinfo_reused ? ", zoneinfo reused" : "",
+                  s->memcg_reused ? ", memcg counts reused" : "");
+        snapshot_free(m->prev);
+        m->prev = TAKE_PTR(s);
+        return 0;
+}
+
+/* What a sample shows: --once prints the report; the daemon updates STATUS= and its status file. */
+static int manager_report(Manager *m, const ReportInput *in) {
         if (m->once) {
                 if (m->json) {
-                        json_object *o = report_to_json(&in);
+                        json_object *o = report_to_json(in);
                         if (!o)
                                 return log_oom();
                         fprintf(m->report, "%s\n",
                                 json_format(o, true));
                         json_object_put(o);
                 } else
-                        report_print(m->report, &in);
+                        report_print(m->report, in);
                 fflush(m->report);
         } else {
                 char status[256];
-                report_status_line(&in, status, sizeof status);
+                report_status_line(in, status, sizeof status);
                 if (!streq(status, m->last_status)) {
                         (void) sd_notifyf(false, "STATUS=%s", status);
                         snprintf(m->last_status, sizeof m->last_status, "%s", status);
                 }
-                manager_write_status(m, &in);
+                manager_write_status(m, in);
         }
-        m->counters.last_sample_usec = now_usec(CLOCK_MONOTONIC) - wall0;
-        m->counters.last_sample_realtime_usec = now_usec(CLOCK_REALTIME);
-        manager_write_metrics(m, &in, &m->features);
-        log_debug("Sample %" PRIu64 " took %" PRIu64 " us of CPU%s%s%s", m->counters.samples, m->last_sample_cpu_usec,
-                  cheap ? " (cheap)" : "", s->zoneinfo_reused ? ", zoneinfo reused" : "",
-                  s->memcg_reused ? ", memcg counts reused" : "");
-        snapshot_free(m->prev);
-        m->prev = TAKE_PTR(s);
         return 0;
 }
 
@@ -1868,31 +1116,10 @@ static void manager_watch_policy_dir(Manager *m) {
         m->inotify_ino = st.st_ino;
 }
 
-/* `pcptunectl resume KNOB` leaves <state>/resume-KNOB and sends SIGUSR1. */
-static void manager_resume_knob(Manager *m, Knob *k) {
-        _cleanup_(freep) char *path = NULL;
-
-        if (!k->desc || asprintf(&path, "%s/" RESUME_PREFIX "%s", m->state_dir, k->desc->name) < 0)
-                return;
-        if (unlink(path) < 0) {
-                if (errno != ENOENT)
-                        log_warning_errno(errno, "Failed to remove %s: %m", path);
-                return;
-        }
-        if (k->admin_override) {
-                k->admin_override = false;
-                k->managed = false;
-                k->has_last_would = false;
-                log_notice("Managing %s again (its current value becomes the one restored at exit)", k->desc->name);
-        }
-}
-
 static int on_resume(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
         Manager *m = userdata;
 
-        if (m->knob_known)
-                manager_resume_knob(m, &m->pcp_knob);
-        manager_resume_knob(m, &m->scale_knob);
+        actuator_resume(m->act);
         (void) manager_sample(m);
         return 0;
 }
@@ -1930,6 +1157,7 @@ static int manager_setup_loop(Manager *m) {
         r = sd_event_default(&m->event);
         if (r < 0)
                 return log_error_errno(r, "Failed to allocate the event loop: %s", errno_str(r));
+        actuator_set_event(m->act, m->event);
         /* The signals were blocked in main() before any thread could exist. */
         if ((r = sd_event_add_signal(m->event, &m->sig_term, SIGTERM, on_exit_signal, m)) < 0 ||
             (r = sd_event_add_signal(m->event, &m->sig_int, SIGINT, on_exit_signal, m)) < 0 ||
@@ -1953,28 +1181,12 @@ static int manager_setup_loop(Manager *m) {
 
 /* Put everything back: every managed knob that still holds what we wrote. */
 static int manager_shutdown(Manager *m) {
-        int r = 0;
+        int r;
 
         (void) sd_notify(false, "STOPPING=1\nSTATUS=Restoring original values");
         m->bulk_timer = sd_event_source_disable_unref(m->bulk_timer);
         m->bulk = bulk_free_source_free(m->bulk);
-        /* A reclaim in flight is interrupted (its writes are bounded anyway) before restoring. */
-        m->reclaim = reclaim_worker_stop(m->reclaim);
-        if (m->knob_known && m->pcp_knob.managed && !m->dry_run) {
-                int q = knob_release(&m->pcp_knob, m->root, m->journal, false, "pcptuned stopping");
-                if (q < 0)
-                        r = q;
-        }
-        if (m->scale_knob.managed && !m->dry_run) {
-                int q = knob_release(&m->scale_knob, m->root, m->journal, false, "pcptuned stopping");
-                if (q < 0)
-                        r = q;
-        }
-        if (m->journal && m->journal->n_entries == 0 && r >= 0) {
-                int q = journal_save(m->journal); /* removes the file */
-                if (q < 0)
-                        log_warning_errno(q, "Failed to remove the restore journal: %s", errno_str(q));
-        }
+        r = actuator_stop(m->act);
         if (m->prom) {
                 int q = prom_writer_remove(m->prom);
                 if (q < 0)
@@ -1995,15 +1207,9 @@ int manager_run(Manager *m) {
         if (m->once) {
                 r = manager_sample(m);
                 /* A write that failed is a failure of the one-shot, like `sysctl -w`'s. */
-                if (r >= 0 && m->act_failures > 0)
+                if (r >= 0 && actuator_failures(m->act) > 0)
                         r = -EIO;
-                /* A one-shot leaves the values set (like `sysctl -w`) and no journal behind. */
-                if (m->journal) {
-                        journal_clear(m->journal);
-                        int q = journal_save(m->journal);
-                        if (q < 0)
-                                log_warning_errno(q, "Failed to remove the restore journal: %s", errno_str(q));
-                }
+                actuator_forget_journal(m->act);
                 return r < 0 ? 1 : 0;
         }
 

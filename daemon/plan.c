@@ -258,11 +258,11 @@ static json_object *plan_json_policies(const PlanHost *h, const PlanOptions *o) 
                 Truth hm = host_match_eval(&p->host, &mv);
                 for (size_t j = 0; j < p->n_rules; j++) {
                         const Rule *rl = &p->rules[j];
-                        PcpGoal goal = rl->pcp_high;
+                        PcpGoal goal = rl->knobs[KNOB_PCP_HIGH_FRACTION].goal;
                         char gbuf[64];
                         int frac = -1, q;
                         json_object *e;
-                        if (!rl->has_pcp_high)
+                        if (!rl->knobs[KNOB_PCP_HIGH_FRACTION].set)
                                 continue;
                         goal.ns_per_page = o->ns_per_page;
                         goal.batched = kernel_batched_free_path(&h->kernel);
@@ -271,7 +271,7 @@ static json_object *plan_json_policies(const PlanHost *h, const PlanOptions *o) 
                         json_object_object_add(e, "policy", json_object_new_string(p->name));
                         json_object_object_add(e, "rule", json_object_new_string(rl->name));
                         json_object_object_add(e, "goal", json_object_new_string(
-                                                                  pcp_goal_to_string(&rl->pcp_high, gbuf, sizeof gbuf)));
+                                                                  pcp_goal_to_string(&rl->knobs[KNOB_PCP_HIGH_FRACTION].goal, gbuf, sizeof gbuf)));
                         json_object_object_add(e, "host_matches", json_object_new_boolean(hm == TRUTH_TRUE));
                         if (q >= 0 || q == -ERANGE) {
                                 uint64_t t = 0;

@@ -346,14 +346,9 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
                         if (st->verdict != RULE_ACTIVE)
                                 continue;
 
-                        if (r->has_batch_scale_max)
-                                decision.batch_scale_max = (ScaleDecision){ true, p, r, r->batch_scale_max };
-                        if (r->has_pcp_high) {
-                                decision.pcp_high.wanted = true;
-                                decision.pcp_high.policy = p;
-                                decision.pcp_high.rule = r;
-                                decision.pcp_high.goal = r->pcp_high;
-                        }
+                        for (KnobId id = 0; id < _KNOB_ID_MAX; id++)
+                                if (r->knobs[id].set)
+                                        decision.knobs[id] = (KnobDecision){ .wanted = true, .policy = p, .rule = r };
                         if (r->action.kind == ACTION_NONE && !r->repair_pagesets)
                                 continue;
                         usec_t cooldown = r->cooldown_usec ?: r->action.kind != ACTION_NONE
@@ -368,30 +363,12 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
                 }
         }
 
-        if (decision.pcp_high.wanted) {
-                PcpDecision *d = &decision.pcp_high;
-                if (!snap || snap->n_pcp_zones == 0)
-                        d->solve_error = -ENODATA;
-                else {
-                        int f = 0;
-                        bool batched = kernel_batched_free_path(&snap->topo.kernel);
-                        if (d->goal.kind == PCP_GOAL_BULK_FREE_P99) {
-                                d->goal.ns_per_page = state ? state->ns_per_page : 0;
-                                d->goal.batched = batched;
-                                d->ns_per_page = d->goal.ns_per_page;
-                        }
-                        d->solve_error = pcp_solve_goal(snap->regime, snap->pcp_zones, snap->n_pcp_zones,
-                                                        snap->topo.page_size, &d->goal, &f);
-                        if (d->solve_error >= 0 || d->solve_error == -ERANGE)
-                                d->fraction = f;
-                        if (d->goal.kind == PCP_GOAL_BULK_FREE_P99 && d->ns_per_page > 0 &&
-                            (d->solve_error >= 0 || d->solve_error == -ERANGE) &&
-                            pcp_bulk_free_pages_host(snap->regime, snap->pcp_zones, snap->n_pcp_zones,
-                                                     snap->topo.page_size, f, batched, &d->pages) >= 0 &&
-                            pcp_bulk_free_pages_host(snap->regime, snap->pcp_zones, snap->n_pcp_zones,
-                                                     snap->topo.page_size, 0, batched, &d->default_pages) >= 0)
-                                d->predicted_ns = d->ns_per_page * (double) d->pages;
-                }
+        /* Each winning setting solved into the value to write, by the knob's row. */
+        KnobSolveInput in = { .snap = snap, .ns_per_page = state ? state->ns_per_page : 0 };
+        for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
+                KnobDecision *d = &decision.knobs[id];
+                if (d->wanted)
+                        knob_desc(id)->solve(&in, &d->rule->knobs[id], d);
         }
 
         *ret = decision;

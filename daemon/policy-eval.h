@@ -83,22 +83,6 @@ bool host_match_explain(const HostMatch *h, const MetricValues *mv, char *buf, s
  */
 const char *rule_status_explain(const RuleStatus *st, const MetricValues *mv, char *buf, size_t size);
 
-/* The winning pcp.high goal and the fraction it solves to on this host. */
-typedef struct PcpDecision {
-        bool wanted;              /* some active rule sets pcp.high */
-        const Policy *policy;
-        const Rule *rule;
-        PcpGoal goal;
-        int fraction;             /* solved value of vm.percpu_pagelist_high_fraction */
-        int solve_error;          /* 0, -ERANGE (cap below the floor: minimum used), -EOPNOTSUPP (legacy kernel),
-                                   * -ENODATA (bulk_free_p99 without a calibration) */
-        /* bulk_free_p99 goals: the prediction behind the choice (model-pcp.h, calibration.h). */
-        double ns_per_page;       /* the calibration solved with (0: none) */
-        uint64_t pages;           /* pages per bulk free at the chosen fraction, worst zone */
-        double predicted_ns;      /* pages x ns_per_page */
-        uint64_t default_pages;   /* the same at the default fraction */
-} PcpDecision;
-
 /* An action a rule asks for now (rule active, cooldown elapsed). */
 typedef struct DecidedAction {
         const Policy *policy;
@@ -111,17 +95,10 @@ typedef struct DecidedAction {
 #define COOLDOWN_DEFAULT_ACTION_USEC (60 * USEC_PER_SEC)
 #define COOLDOWN_DEFAULT_REPAIR_USEC (600 * USEC_PER_SEC)
 
-/* The winning pcp.batch_scale_max (pcptune's contrib patch: vm.pcp_batch_scale_max). */
-typedef struct ScaleDecision {
-        bool wanted;
-        const Policy *policy;
-        const Rule *rule;
-        int value;                /* 0..6 */
-} ScaleDecision;
-
+/* What the evaluation decided: a value for each managed knob of the table (knob.h), the rules' states, the
+ * actions to run now. */
 typedef struct Decision {
-        PcpDecision pcp_high;
-        ScaleDecision batch_scale_max;
+        KnobDecision knobs[_KNOB_ID_MAX];  /* by the knob's row; wanted false for rows no rule sets */
         RuleStatus *rules;        /* one per rule of the set, in set order */
         size_t n_rules;
         DecidedAction *actions;

@@ -517,23 +517,12 @@ int policy_set_load_paths(char **paths, bool check_owner, PolicySet **ret, Diagn
 /* ------------------------------------------------------------------------ */
 /* Checks over a set */
 
-typedef enum Knob {
-        KNOB_PCP_HIGH,
-        KNOB_BATCH_SCALE_MAX,
-        _KNOB_MAX,
-} Knob;
-
-static const char *const knob_names[_KNOB_MAX] = {
-        [KNOB_PCP_HIGH] = "pcp.high",
-        [KNOB_BATCH_SCALE_MAX] = "pcp.batch_scale_max",
-};
-
-static bool rule_sets_knob(const Rule *r, Knob k) {
-        return k == KNOB_PCP_HIGH ? r->has_pcp_high : r->has_batch_scale_max;
+static bool rule_sets_knob(const Rule *r, KnobId k) {
+        return r->knobs[k].set;
 }
 
 /* A rule that sets k whenever its policy applies. */
-static bool rule_always_sets(const Rule *r, Knob k) {
+static bool rule_always_sets(const Rule *r, KnobId k) {
         return rule_sets_knob(r, k) && !r->when.root;
 }
 
@@ -590,7 +579,7 @@ static void check_unique_names(const PolicySet *s, Diagnostics *diag) {
 void policy_set_check(const PolicySet *s, Diagnostics *diag) {
         _cleanup_(freep) Shadow *shadow = NULL;
         _cleanup_(freep) size_t *base = NULL;
-        Shadow later[_KNOB_MAX] = { { NULL, NULL } };
+        Shadow later[_KNOB_ID_MAX] = { { NULL, NULL } };
         size_t total = 0;
 
         if (!s)
@@ -604,17 +593,17 @@ void policy_set_check(const PolicySet *s, Diagnostics *diag) {
                 base[i] = total;
                 total += s->policies[i]->n_rules;
         }
-        shadow = calloc(MAX(total, (size_t) 1) * _KNOB_MAX, sizeof(Shadow));
+        shadow = calloc(MAX(total, (size_t) 1) * _KNOB_ID_MAX, sizeof(Shadow));
         if (!shadow)
                 return (void) diagnostics_error(diag, "cannot check the policies: out of memory");
 
         for (size_t pi = s->n_policies; pi-- > 0;) {
                 const Policy *p = s->policies[pi];
-                for (Knob k = 0; k < _KNOB_MAX; k++) {
+                for (KnobId k = 0; k < _KNOB_ID_MAX; k++) {
                         const Rule *next = NULL, *first_always = NULL;
                         for (size_t ri = p->n_rules; ri-- > 0;) {
                                 const Rule *r = &p->rules[ri];
-                                Shadow *sh = &shadow[(base[pi] + ri) * _KNOB_MAX + k];
+                                Shadow *sh = &shadow[(base[pi] + ri) * _KNOB_ID_MAX + k];
                                 if (next)
                                         *sh = (Shadow){ p, next };
                                 else
@@ -630,9 +619,9 @@ void policy_set_check(const PolicySet *s, Diagnostics *diag) {
         for (size_t pi = 0; pi < s->n_policies; pi++) {
                 const Policy *p = s->policies[pi];
                 for (size_t ri = 0; ri < p->n_rules; ri++)
-                        for (Knob k = 0; k < _KNOB_MAX; k++) {
+                        for (KnobId k = 0; k < _KNOB_ID_MAX; k++) {
                                 const Rule *r = &p->rules[ri];
-                                const Shadow *sh = &shadow[(base[pi] + ri) * _KNOB_MAX + k];
+                                const Shadow *sh = &shadow[(base[pi] + ri) * _KNOB_ID_MAX + k];
                                 if (!rule_sets_knob(r, k) || !sh->by_rule)
                                         continue;
                                 if (sh->by_policy == p)
@@ -640,14 +629,14 @@ void policy_set_check(const PolicySet *s, Diagnostics *diag) {
                                                             "%s:%u:%u: rule '%s' can never win: rule '%s' (%s:%u) always "
                                                             "sets %s",
                                                             p->file, r->line, r->column, r->name, sh->by_rule->name,
-                                                            p->file, sh->by_rule->line, knob_names[k]);
+                                                            p->file, sh->by_rule->line, knob_desc(k)->policy_key);
                                 else
                                         diagnostics_warning(diag,
                                                             "%s:%u:%u: rule '%s' can never win: rule '%s' of policy '%s' "
                                                             "(%s:%u) always sets %s",
                                                             p->file, r->line, r->column, r->name, sh->by_rule->name,
                                                             sh->by_policy->name, sh->by_policy->file,
-                                                            sh->by_rule->line, knob_names[k]);
+                                                            sh->by_rule->line, knob_desc(k)->policy_key);
                         }
         }
 }

@@ -34,8 +34,6 @@
 #define RECLAIM_REFAULT_WINDOW_MAX (10 * 60 * USEC_PER_SEC)
 /* The kernel clamps high to at least 4 x batch (zone_highsize(), mm/page_alloc.c). */
 #define PCP_HIGH_MIN_BATCHES 4
-/* CONFIG_PCP_BATCH_SCALE_MAX: range 0..6 in mm/Kconfig. */
-#define PCP_BATCH_SCALE_MAX_MAX 6
 /* proc_dointvec_minmax() with extra1 = 0 and MIN_PERCPU_PAGELIST_HIGH_FRACTION = 8 (mm/page_alloc.c). */
 #define PCP_HIGH_FRACTION_MIN 8
 
@@ -63,6 +61,7 @@ typedef struct Parser {
         unsigned depth;               /* open sequences and mappings */
         size_t n_events;
         usec_t cpu_start_usec;        /* thread CPU time when parsing began */
+        const void *field_arg;        /* the arg of the Field being parsed (parse_mapping()) */
 } Parser;
 
 /*
@@ -385,6 +384,7 @@ typedef struct Field {
         FieldParser parse;
         size_t offset;        /* dest = base + offset */
         unsigned flags;
+        const void *arg;      /* what one parser of several fields needs (p->field_arg while it runs) */
 } Field;
 
 #define FIELDS_MAX 16
@@ -505,6 +505,7 @@ static int parse_mapping(Parser *p, const char *what, const Field *fields, size_
                 r = parser_next(p);
                 if (r < 0)
                         return r;
+                p->field_arg = fields[i].arg;
                 r = fields[i].parse(p, (char *) base + fields[i].offset);
                 if (r == -ENOMEM || p->fatal)
                         return r < 0 ? r : -EINVAL;
@@ -600,32 +601,28 @@ static int parse_priority(Parser *p, void *dest) {
         return r;
 }
 
+/* The bounds of a duration field: [min, max] (max 0: none), the example its messages give. */
+typedef struct DurationSpec {
+        usec_t min, max;
+        const char *what;     /* "a duration like 30s, 5m or 1h" */
+        const char *expected; /* "a duration above 0 like 10s" */
+} DurationSpec;
+
+static const DurationSpec duration_any = { 0, 0, "a duration like 30s, 5m or 1h", "a duration like 30s, 5m or 1h" };
+static const DurationSpec duration_positive = { 1, 0, "a duration like 10s", "a duration above 0 like 10s" };
+
+/* A duration within the DurationSpec of the field (Field.arg). */
 static int parse_duration_field(Parser *p, void *dest) {
+        const DurationSpec *spec = p->field_arg;
         char buf[96];
         usec_t u;
         int r;
 
-        r = parser_expect_scalar(p, "a duration like 30s, 5m or 1h");
+        r = parser_expect_scalar(p, spec->what);
         if (r < 0)
                 return r;
-        if (parse_duration(scalar_value(p), &u) < 0)
-                return parser_bad_scalar(p, "expected a duration like 30s, 5m or 1h, found %s",
-                                         event_describe(p, buf, sizeof(buf)));
-        *(usec_t *) dest = u;
-        return parser_next(p);
-}
-
-static int parse_positive_duration(Parser *p, void *dest) {
-        char buf[96];
-        usec_t u;
-        int r;
-
-        r = parser_expect_scalar(p, "a duration like 10s");
-        if (r < 0)
-                return r;
-        if (parse_duration(scalar_value(p), &u) < 0 || u == 0)
-                return parser_bad_scalar(p, "expected a duration above 0 like 10s, found %s",
-                                         event_describe(p, buf, sizeof(buf)));
+        if (parse_duration(scalar_value(p), &u) < 0 || u < spec->min || (spec->max && u > spec->max))
+                return parser_bad_scalar(p, "expected %s, found %s", spec->expected, event_describe(p, buf, sizeof(buf)));
         *(usec_t *) dest = u;
         return parser_next(p);
 }
@@ -1100,46 +1097,44 @@ static int parse_goal(Parser *p, PcpGoal *ret) {
         return parser_next(p);
 }
 
-static int parse_pcp_high(Parser *p, void *dest) {
-        Rule *rule = dest;
-        PcpGoal g;
+/* A managed knob's setting (dest: the rule's KnobSetting), parsed by the kind of its row (Field.arg). */
+static int parse_knob_setting(Parser *p, void *dest) {
+        const KnobDesc *d = p->field_arg;
+        KnobSetting *k = dest, v = { .set = true };
         int r;
 
-        r = parse_goal(p, &g);
+        if (d->setting == KNOB_SETTING_PCP_GOAL)
+                r = parse_goal(p, &v.goal);
+        else
+                r = parse_int_range(p, d->setting_what, d->min_value, d->max_value, &v.value);
         if (r < 0)
                 return r;
-        rule->has_pcp_high = true;
-        rule->pcp_high = g;
+        *k = v;
         return 0;
 }
 
-static int parse_batch_scale_max(Parser *p, void *dest) {
-        Rule *rule = dest;
-        int64_t v;
-        int r;
-
-        r = parse_int_range(p, "an integer between 0 and 6 (the range of CONFIG_PCP_BATCH_SCALE_MAX)", 0,
-                            PCP_BATCH_SCALE_MAX_MAX, &v);
-        if (r < 0)
-                return r;
-        rule->has_batch_scale_max = true;
-        rule->batch_scale_max = (int) v;
-        return 0;
-}
-
-static const Field pcp_fields[] = {
-        { "high", parse_pcp_high, 0, 0 },
-        { "batch_scale_max", parse_batch_scale_max, 0, 0 },
-};
-
+/* pcp: one field per managed knob of the table whose policy key is "pcp.<field>". */
 static int parse_pcp(Parser *p, void *dest) {
         yaml_mark_t start = p->event.start_mark;
+        Field fields[_KNOB_ID_MAX];
+        char keys[128];
+        size_t n_fields = 0, l = 0;
         unsigned n = 0;
         int r;
 
-        r = parse_mapping(p, "pcp", pcp_fields, ELEMENTSOF(pcp_fields), dest, &n);
+        for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
+                const KnobDesc *d = knob_desc(id);
+                if (!knob_managed(d) || strncmp(d->policy_key, "pcp.", strlen("pcp.")) != 0)
+                        continue;
+                fields[n_fields++] = (Field){ d->policy_key + strlen("pcp."), parse_knob_setting,
+                                              offsetof(Rule, knobs) + (size_t) id * sizeof(KnobSetting), 0, d };
+                if (l < sizeof keys)
+                        l += (size_t) snprintf(keys + l, sizeof keys - l, "%s%s", l ? ", " : "",
+                                               d->policy_key + strlen("pcp."));
+        }
+        r = parse_mapping(p, "pcp", fields, n_fields, dest, &n);
         if (r == 0 && n == 0) {
-                parser_error(p, &start, "expected a pcp setting (high, batch_scale_max), found an empty mapping");
+                parser_error(p, &start, "expected a pcp setting (%s), found an empty mapping", keys);
                 return -EINVAL;
         }
         return r;
@@ -1247,20 +1242,8 @@ static int parse_force_empty(Parser *p, void *dest) {
         return parser_next(p);
 }
 
-static int parse_refault_window(Parser *p, void *dest) {
-        char buf[96];
-        usec_t u;
-        int r;
-
-        r = parser_expect_scalar(p, "a duration like 30s");
-        if (r < 0)
-                return r;
-        if (parse_duration(scalar_value(p), &u) < 0 || u == 0 || u > RECLAIM_REFAULT_WINDOW_MAX)
-                return parser_bad_scalar(p, "expected a duration above 0 and at most 10m like 30s, found %s",
-                                         event_describe(p, buf, sizeof(buf)));
-        *(usec_t *) dest = u;
-        return parser_next(p);
-}
+static const DurationSpec duration_refault_window = { 1, RECLAIM_REFAULT_WINDOW_MAX, "a duration like 30s",
+                                                     "a duration above 0 and at most 10m like 30s" };
 
 /* max-refault-rate: pages refaulted per second in a reclaimed subtree's live cgroups, like 100/s. */
 static int parse_refault_rate(Parser *p, void *dest) {
@@ -1283,12 +1266,13 @@ static const Field reclaim_fields[] = {
         { "roots", parse_reclaim_roots, offsetof(ActionReclaimDying, roots), 0 },
         { "max", parse_positive_size, offsetof(ActionReclaimDying, max_bytes), 0 },
         { "step", parse_positive_size, offsetof(ActionReclaimDying, step_bytes), 0 },
-        { "timeout", parse_positive_duration, offsetof(ActionReclaimDying, timeout_usec), 0 },
+        { "timeout", parse_duration_field, offsetof(ActionReclaimDying, timeout_usec), 0, &duration_positive },
         { "min-dying", parse_positive_count, offsetof(ActionReclaimDying, min_dying), 0 },
         { "force-empty", parse_force_empty, offsetof(ActionReclaimDying, force_empty), 0 },
         { "drop-caches", parse_bool, offsetof(ActionReclaimDying, drop_caches), 0 },
         { "allow-swap", parse_bool, offsetof(ActionReclaimDying, allow_swap), 0 },
-        { "refault-window", parse_refault_window, offsetof(ActionReclaimDying, refault_window_usec), 0 },
+        { "refault-window", parse_duration_field, offsetof(ActionReclaimDying, refault_window_usec), 0,
+          &duration_refault_window },
         { "max-refault-rate", parse_refault_rate, offsetof(ActionReclaimDying, max_refault_rate), 0 },
 };
 
@@ -1427,7 +1411,7 @@ static const Field rule_fields[] = {
         { "description", parse_text, offsetof(Rule, description), 0 },
         { "when", parse_condition, offsetof(Rule, when), 0 },
         { "until", parse_condition, offsetof(Rule, until), 0 },
-        { "cooldown", parse_duration_field, offsetof(Rule, cooldown_usec), 0 },
+        { "cooldown", parse_duration_field, offsetof(Rule, cooldown_usec), 0, &duration_any },
         { "pcp", parse_pcp, 0, 0 },
         { "action", parse_action, offsetof(Rule, action), 0 },
         { "repair", parse_repair, offsetof(Rule, repair_pagesets), 0 },
@@ -1449,7 +1433,7 @@ static void rule_check(Parser *p, const Rule *r) {
                                 "expected 'until' only with 'when' (until ends what when started), found it alone "
                                 "in rule '%s'",
                                 r->name);
-        if (!r->has_pcp_high && !r->has_batch_scale_max && r->action.kind == ACTION_NONE && !r->repair_pagesets)
+        if (!rule_sets_knobs(r) && r->action.kind == ACTION_NONE && !r->repair_pagesets)
                 parser_error_at(p, r->line, r->column, "expected pcp, action or repair in rule '%s', found none",
                                 r->name);
 }

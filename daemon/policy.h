@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "knob.h"
 #include "metrics.h"
 #include "model-pcp.h"
 #include "util.h"
@@ -32,7 +33,8 @@
  *       pcp: { high: <goal> }         goal: default | minimum | "<N>x batch" (N >= 4,
  *                                     also "N × batch") | "<size> per cpu" |
  *                                     "<size> per node" | { fraction: N } (0 or 8..INT_MAX)
- *       pcp: { batch_scale_max: 0..6 }     contrib kernel patch (vm.pcp_batch_scale_max)
+ *       pcp: { <key>: <value> }       every managed knob of the table (knob.h) by its
+ *                                     policy key after "pcp."; high is the one above
  *       action: { reclaim-dying: {...} }   see ActionReclaimDying; exactly one action
  *       action: { percpu-depopulate: {} }  (value {} or empty)
  *       repair: pagesets
@@ -240,14 +242,19 @@ typedef struct Rule {
         Condition when;         /* when.root NULL: always active */
         Condition until;        /* until.root NULL: inactive as soon as when is false */
         usec_t cooldown_usec;
-        bool has_pcp_high;
-        PcpGoal pcp_high;
-        bool has_batch_scale_max;
-        int batch_scale_max;    /* contrib kernel patch: vm.pcp_batch_scale_max */
+        KnobSetting knobs[_KNOB_ID_MAX]; /* what the rule sets each managed knob of the table to */
         Action action;
         bool repair_pagesets;
         unsigned line, column;  /* of the rule's mapping */
 } Rule;
+
+/* Whether the rule sets some managed knob. */
+static inline bool rule_sets_knobs(const Rule *r) {
+        for (KnobId k = 0; k < _KNOB_ID_MAX; k++)
+                if (r->knobs[k].set)
+                        return true;
+        return false;
+}
 
 typedef struct Policy {
         char *file;             /* path as given (or "<embedded>/name.yaml") */
@@ -362,7 +369,7 @@ Truth host_match_eval(const HostMatch *h, const MetricValues *mv);
 /*
  * Semantic pass over a sorted set (the loaders call it):
  *  - errors: duplicate policy names, "file:line:col: expected unique policy names, ...";
- *  - warnings: a rule setting a knob (pcp.high, pcp.batch_scale_max) that can
+ *  - warnings: a rule setting a managed knob (its policy key, knob.h) that can
  *    never win because a later rule of its policy without `when:` sets it, or
  *    a rule without `when:` of a later policy in the set order (higher
  *    priority, or equal priority and a later file name) without `host:`:

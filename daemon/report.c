@@ -210,14 +210,23 @@ bool report_split(const ReportInput *in, PercpuSplit *ret) {
         return snapshot_percpu_split(in->snap, in->memcg_cost ?: &c, in->pstats, ret) >= 0;
 }
 
+/* The state of the pcp knob (the snapshot's), NULL when the caller has none. */
+static const KnobState *pcp_state(const ReportInput *in) {
+        return in->knobs ? &in->knobs[KNOB_PCP_HIGH_FRACTION] : NULL;
+}
+
+static const KnobDecision *pcp_decision(const Decision *d) {
+        return &d->knobs[KNOB_PCP_HIGH_FRACTION];
+}
+
 const char *report_knob_state(const ReportInput *in) {
         if (!in->snap->has_knob)
                 return "absent";
         if (!in->snap->knob.writable)
                 return "read-only";
-        if (in->knob && in->knob->admin_override)
+        if (pcp_state(in) && pcp_state(in)->admin_override)
                 return "changed by an administrator";
-        if (in->knob && in->knob->managed)
+        if (pcp_state(in) && pcp_state(in)->managed)
                 return "managed";
         return "not managed";
 }
@@ -228,12 +237,12 @@ static bool decision_changes(const ReportInput *in, int64_t *ret_target) {
 
         if (!p || !s->has_knob || !s->knob.writable)
                 return false;
-        if (p->pcp_high.wanted && (p->pcp_high.solve_error >= 0 || p->pcp_high.solve_error == -ERANGE)) {
-                *ret_target = p->pcp_high.fraction;
+        if (pcp_decision(p)->wanted && (pcp_decision(p)->solve_error >= 0 || pcp_decision(p)->solve_error == -ERANGE)) {
+                *ret_target = pcp_decision(p)->value;
                 return *ret_target != s->knob.value;
         }
-        if (!p->pcp_high.wanted && in->knob && in->knob->managed) {
-                *ret_target = in->knob->original;
+        if (!pcp_decision(p)->wanted && pcp_state(in) && pcp_state(in)->managed) {
+                *ret_target = pcp_state(in)->original;
                 return *ret_target != s->knob.value;
         }
         return false;
@@ -243,7 +252,7 @@ static bool decision_changes(const ReportInput *in, int64_t *ret_target) {
 static const char *decision_reason(const ReportInput *in, char *buf, size_t size) {
         const Snapshot *s = in->snap;
         const Decision *p = in->decision;
-        const PcpDecision *d = p ? &p->pcp_high : NULL;
+        const KnobDecision *d = p ? pcp_decision(p) : NULL;
         char gbuf[64] = "";
         int64_t target;
 
@@ -254,12 +263,12 @@ static const char *decision_reason(const ReportInput *in, char *buf, size_t size
         else if (!s->knob.writable)
                 snprintf(buf, size, "%s = %" PRId64 " is read-only for pcptune on kernels before 5.14 "
                                     "(a small value gives every CPU managed/F pages)", s->knob.name, s->knob.value);
-        else if (in->knob && in->knob->admin_override)
+        else if (pcp_state(in) && pcp_state(in)->admin_override)
                 snprintf(buf, size, "%s was changed by an administrator (%" PRId64 "): left alone until "
-                                    "`pcptunectl resume %s`", s->knob.name, in->knob->admin_value, s->knob.name);
-        else if ((!d || !d->wanted) && in->knob && in->knob->managed)
+                                    "`pcptunectl resume %s`", s->knob.name, pcp_state(in)->admin_value, s->knob.name);
+        else if ((!d || !d->wanted) && pcp_state(in) && pcp_state(in)->managed)
                 snprintf(buf, size, "no active rule sets pcp.high: %s %s %" PRId64 " -> %" PRId64 " (original)",
-                         in->dry_run ? "would restore" : "restore", s->knob.name, s->knob.value, in->knob->original);
+                         in->dry_run ? "would restore" : "restore", s->knob.name, s->knob.value, pcp_state(in)->original);
         else if (!d || !d->wanted)
                 snprintf(buf, size, "%s stays %" PRId64 ": no active rule sets pcp.high", s->knob.name, s->knob.value);
         else if (d->solve_error == -ENODATA && d->goal.kind == PCP_GOAL_BULK_FREE_P99)
@@ -283,10 +292,16 @@ static void rule_describe(const Rule *r, char *buf, size_t size) {
         char g[64];
         size_t l = 0;
         buf[0] = 0;
-        if (r->has_pcp_high)
-                l += (size_t) snprintf(buf + l, size - l, "pcp.high %s", pcp_goal_to_string(&r->pcp_high, g, sizeof g));
-        if (l < size && r->has_batch_scale_max)
-                l += (size_t) snprintf(buf + l, size - l, "%spcp.batch_scale_max %d", l ? ", " : "", r->batch_scale_max);
+        for (KnobId id = 0; id < _KNOB_ID_MAX && l < size; id++) {
+                const KnobDesc *d = knob_desc(id);
+                if (!r->knobs[id].set)
+                        continue;
+                if (d->setting == KNOB_SETTING_PCP_GOAL)
+                        pcp_goal_to_string(&r->knobs[id].goal, g, sizeof g);
+                else
+                        snprintf(g, sizeof g, "%" PRId64, r->knobs[id].value);
+                l += (size_t) snprintf(buf + l, size - l, "%s%s %s", l ? ", " : "", d->policy_key, g);
+        }
         if (l < size && r->action.kind == ACTION_RECLAIM_DYING)
                 l += (size_t) snprintf(buf + l, size - l, "%saction reclaim-dying", l ? ", " : "");
         if (l < size && r->action.kind == ACTION_PERCPU_DEPOPULATE)
@@ -411,34 +426,77 @@ static json_object *report_json_psi(const Psi *p) {
         return psi;
 }
 
-static json_object *report_json_knob(const ReportInput *in) {
-        const Snapshot *s = in->snap;
-        const Knob *knob = in->knob;
+/* One knob as status shows it: what it holds and who owns it. */
+typedef struct KnobView {
+        const char *name;
+        int64_t value;
+        bool present;
+        bool writable;
+        const char *state;        /* report_knob_state()'s words */
+        const KnobState *st;      /* the daemon's state of it, may be NULL */
+} KnobView;
+
+/* {"name", "value" (null: absent), "writable", "managed", "original", "written", "admin_override", "state",
+ * "last_change", "last_change_time", "last_change_usec"}. */
+static json_object *report_json_knob_view(const KnobView *v) {
         json_object *k = json_object_new_object();
 
-        json_object_object_add(k, "name", json_object_new_string(s->knob.name));
-        json_object_object_add(k, "value", json_object_new_int64(s->knob.value));
-        json_object_object_add(k, "writable", json_object_new_boolean(s->knob.writable));
-        if (knob) {
-                json_object_object_add(k, "managed", json_object_new_boolean(knob->managed));
-                if (knob->managed) {
-                        json_object_object_add(k, "original", json_object_new_int64(knob->original));
-                        json_object_object_add(k, "written", json_object_new_int64(knob->written));
+        json_object_object_add(k, "name", json_object_new_string(v->name));
+        json_object_object_add(k, "value", v->present ? json_object_new_int64(v->value) : NULL);
+        json_object_object_add(k, "writable", json_object_new_boolean(v->writable));
+        if (v->st) {
+                json_object_object_add(k, "managed", json_object_new_boolean(v->st->managed));
+                if (v->st->managed) {
+                        json_object_object_add(k, "original", json_object_new_int64(v->st->original));
+                        json_object_object_add(k, "written", json_object_new_int64(v->st->written));
                 }
-                json_object_object_add(k, "admin_override", json_object_new_boolean(knob->admin_override));
+                json_object_object_add(k, "admin_override", json_object_new_boolean(v->st->admin_override));
         }
-        json_object_object_add(k, "state", json_object_new_string(report_knob_state(in)));
-        if (knob && knob->last_change_usec) {
+        json_object_object_add(k, "state", json_object_new_string(v->state));
+        if (v->st && v->st->last_change_usec) {
                 char lts[32];
-                json_object_object_add(k, "last_change", json_object_new_string(knob->last_change));
+                json_object_object_add(k, "last_change", json_object_new_string(v->st->last_change));
                 json_object_object_add(k, "last_change_time", json_object_new_string(format_timestamp_utc(
-                                                                      lts, sizeof lts, knob->last_change_usec)));
-                json_object_object_add(k, "last_change_usec", json_object_new_int64((int64_t) knob->last_change_usec));
+                                                                      lts, sizeof lts, v->st->last_change_usec)));
+                json_object_object_add(k, "last_change_usec", json_object_new_int64((int64_t) v->st->last_change_usec));
         } else {
                 json_object_object_add(k, "last_change", NULL);
                 json_object_object_add(k, "last_change_time", NULL);
         }
         return k;
+}
+
+/* The snapshot's pcp knob (what the kernel has of it), with the daemon's state of it. */
+static json_object *report_json_knob(const ReportInput *in) {
+        const Snapshot *s = in->snap;
+        return report_json_knob_view(&(KnobView){ .name = s->knob.name, .value = s->knob.value, .present = true,
+                                                  .writable = s->knob.writable, .state = report_knob_state(in),
+                                                  .st = pcp_state(in) });
+}
+
+/*
+ * Every knob pcptuned manages: the pcp knob first (when the kernel has it), then each other managed row of
+ * the knob table that the kernel has, or that the daemon manages or changed.
+ */
+static json_object *report_json_knobs(const ReportInput *in) {
+        json_object *a = json_object_new_array();
+
+        if (in->snap->has_knob)
+                json_object_array_add(a, report_json_knob(in));
+        for (KnobId id = 0; in->knobs && id < _KNOB_ID_MAX; id++) {
+                const KnobState *st = &in->knobs[id];
+                if (id == KNOB_PCP_HIGH_FRACTION || !knob_managed(st->desc) ||
+                    !(st->present || st->managed || st->last_change_usec))
+                        continue;
+                json_object_array_add(a, report_json_knob_view(&(KnobView){
+                                                 .name = st->desc->name, .value = st->value, .present = st->present,
+                                                 .writable = true, .st = st,
+                                                 .state = !st->present         ? "absent"
+                                                          : st->admin_override ? "changed by an administrator"
+                                                          : st->managed        ? "managed"
+                                                                               : "not managed" }));
+        }
+        return a;
 }
 
 static json_object *report_json_contrib(const ReportInput *in) {
@@ -563,7 +621,7 @@ static json_object *report_json_rule(const ReportInput *in, const RuleStatus *st
 }
 
 /* The p99 bulk-free hold the decision predicts against its target (bulk_free_p99 goals with a calibration). */
-static json_object *report_json_prediction(const PcpDecision *d) {
+static json_object *report_json_prediction(const KnobDecision *d) {
         json_object *pr = json_object_new_object();
         json_object_object_add(pr, "target_seconds", json_object_new_double((double) d->goal.value / 1e9));
         json_object_object_add(pr, "ns_per_page", json_object_new_double(d->ns_per_page));
@@ -607,14 +665,14 @@ static json_object *report_json_decision(const ReportInput *in) {
         char reason[512];
         int64_t target;
 
-        if (in->decision && in->decision->pcp_high.wanted) {
-                const PcpDecision *d = &in->decision->pcp_high;
+        if (in->decision && pcp_decision(in->decision)->wanted) {
+                const KnobDecision *d = pcp_decision(in->decision);
                 char gbuf[64];
                 json_object_object_add(dec, "policy", json_object_new_string(d->policy->name));
                 json_object_object_add(dec, "rule", json_object_new_string(d->rule->name));
                 json_object_object_add(dec, "goal", json_object_new_string(pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf)));
                 if (d->solve_error >= 0 || d->solve_error == -ERANGE)
-                        json_object_object_add(dec, "fraction", json_object_new_int(d->fraction));
+                        json_object_object_add(dec, "fraction", json_object_new_int64(d->value));
                 if (d->solve_error < 0)
                         json_object_object_add(dec, "error", json_object_new_string(errno_str(d->solve_error)));
                 if (d->goal.kind == PCP_GOAL_BULK_FREE_P99 && d->ns_per_page > 0)
@@ -677,6 +735,7 @@ json_object *report_to_json(const ReportInput *in) {
                 json_object_object_add(o, "psi_memory", report_json_psi(&s->psi));
         if (s->has_knob)
                 json_object_object_add(o, "knob", report_json_knob(in));
+        json_object_object_add(o, "knobs", report_json_knobs(in));
         if (in->features)
                 json_object_object_add(o, "contrib", report_json_contrib(in));
         if (in->probes)
@@ -766,7 +825,11 @@ static void print_knob(FILE *f, json_object *k) {
                 fprintf(f, "pcp sysctl: none on this kernel\n");
                 return;
         }
-        fprintf(f, "%s = %" PRId64 " (%s", view_str(k, "name", ""), view_i64(k, "value", 0), view_str(k, "state", ""));
+        if (view_has(k, "value"))
+                fprintf(f, "%s = %" PRId64 " (%s", view_str(k, "name", ""), view_i64(k, "value", 0),
+                        view_str(k, "state", ""));
+        else
+                fprintf(f, "%s: absent (%s", view_str(k, "name", ""), view_bool(k, "managed") ? "managed" : "not managed");
         if (view_bool(k, "managed"))
                 fprintf(f, " by pcptuned, original %" PRId64, view_i64(k, "original", 0));
         fprintf(f, ")\n");
@@ -775,6 +838,13 @@ static void print_knob(FILE *f, json_object *k) {
                 snprintf(line, sizeof line, "%s at %s", view_str(k, "last_change", ""), view_str(k, "last_change_time", ""));
                 print_wrapped(f, "  last change: ", 15, line);
         }
+}
+
+/* The pcp knob, then the other knobs of "knobs" (the first entry of which is the pcp knob, when there is one). */
+static void print_knobs(FILE *f, json_object *j) {
+        print_knob(f, view_get(j, "knob"));
+        for (size_t i = view_has(j, "knob") ? 1 : 0; i < view_len(j, "knobs"); i++)
+                print_knob(f, view_idx(j, "knobs", i));
 }
 
 static void print_contrib(FILE *f, json_object *c) {
@@ -904,7 +974,7 @@ void report_print_model(FILE *f, json_object *j) {
         else
                 fprintf(f, "psi memory: unavailable\n");
         print_bulk_free(f, view_get(j, "bulk_free"));
-        print_knob(f, view_get(j, "knob"));
+        print_knobs(f, j);
         if (view_has(j, "probes"))
                 kernel_probes_print_json(f, view_get(j, "probes"));
         print_contrib(f, view_get(j, "contrib"));
@@ -936,7 +1006,7 @@ const char *report_status_line(const ReportInput *in, char *buf, size_t size) {
         snprintf(buf, size, "%s%s=%" PRId64 "%s; %zu active rule%s; percpu %s; pcp held %s; memcg dying %" PRIu64,
                  in->dry_run ? "dry-run: " : "", s->has_knob ? s->knob.name : "pcp sysctl",
                  s->has_knob ? s->knob.value : (int64_t) -1,
-                 in->knob && in->knob->admin_override ? " (admin)" : in->knob && in->knob->managed ? " (managed)" : "",
+                 pcp_state(in) && pcp_state(in)->admin_override ? " (admin)" : pcp_state(in) && pcp_state(in)->managed ? " (managed)" : "",
                  active, active == 1 ? "" : "s",
                  s->meminfo.has_percpu ? format_bytes(pb, sizeof pb, s->meminfo.percpu_kib * 1024) : "n/a",
                  format_bytes(hb, sizeof hb, s->pcp_held_pages * s->topo.page_size),

@@ -23,7 +23,7 @@ typedef struct ReportInput {
         const MetricValues *mv;
         const PolicySet *set;        /* may be NULL */
         const Decision *decision;        /* may be NULL */
-        const Knob *knob;            /* the managed pcp knob, may be NULL */
+        const KnobState *knobs;      /* every row of the knob table by KnobId (actuator_knobs()), may be NULL */
         const KernelFeatures *features; /* pcptune's contrib kernel mechanisms, may be NULL */
         const MemcgCost *memcg_cost;    /* per-memcg percpu cost; NULL: snapshot_memcg_cost() modelled */
         const PercpuStatsView *pstats;  /* percpu_stats as read for status, may be NULL */

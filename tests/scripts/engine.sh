@@ -230,6 +230,23 @@ if ! log_has "has no pcp sysctl" && frac_is -1 && grep -q '"value": -1' "$tmp/st
 else
 	tap_fail "knob at -1" "fraction $(frac)" "$(cat "$tmp/log")"
 fi
+# Status shows every knob of the table: vm.pcp_batch_scale_max with who manages it and its last change, in
+# the daemon's status file and in `pcptunectl status` (text and JSON, read back from that file).
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$contrib" --no-owner-check status >"$tmp/st" 2>&1
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$contrib" --no-owner-check status --json >"$tmp/st.json" 2>/dev/null
+scale_json='import json, sys
+for f in sys.argv[1:]:
+    k = [k for k in json.load(open(f))["knobs"] if k["name"] == "vm.pcp_batch_scale_max"]
+    assert len(k) == 1 and k[0]["value"] == 2 and k[0]["managed"] and k[0]["original"] == 5, (f, k)
+    assert k[0]["state"] == "managed" and k[0]["last_change"].startswith("5 -> 2 (policy "), (f, k)'
+if grep -q '^vm.pcp_batch_scale_max = 2 (managed by pcptuned, original 5)$' "$tmp/st" &&
+	grep -A1 '^vm.pcp_batch_scale_max = ' "$tmp/st" | grep -q '^  last change: 5 -> 2 (policy ' &&
+	grep -q '^  manages vm.pcp_batch_scale_max: original 5, written 2$' "$tmp/st" &&
+	python3 -c "$scale_json" "$tmp/state/status.json" "$tmp/st.json"; then
+	tap_ok "status shows vm.pcp_batch_scale_max: value, managed, original, last change (text, JSON, status file)"
+else
+	tap_fail "batch_scale_max in status" "$(cat "$tmp/st")" "$(python3 -c "$scale_json" "$tmp/state/status.json" "$tmp/st.json" 2>&1 | tail -3)"
+fi
 stop_daemon TERM
 if frac_is 0 && scale_is 5; then tap_ok "stop restores both (0 and 5)"; else tap_fail "contrib restore" "fraction $(frac)"; fi
 # Without the patch (no marker, no file): the computed minimum, and a warning for batch_scale_max.

@@ -84,24 +84,24 @@ static void test_precedence(void **state) {
         eval_case_init(&c, files);
         metric_set(&c.mv, METRIC_MEMCG_DYING, 10);
         assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &decision), 0);
-        assert_true(decision.pcp_high.wanted);
-        assert_string_equal(decision.pcp_high.policy->name, "high");
-        assert_string_equal(decision.pcp_high.rule->name, "base");
-        assert_int_equal(decision.pcp_high.fraction, 1000);
+        assert_true(decision.knobs[KNOB_PCP_HIGH_FRACTION].wanted);
+        assert_string_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].policy->name, "high");
+        assert_string_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].rule->name, "base");
+        assert_int_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].value, 1000);
         assert_int_equal(decision.n_rules, 3);
         decision_done(&decision);
 
         /* The later rule of the winning policy overrides while it holds. */
         metric_set(&c.mv, METRIC_MEMCG_DYING, 501);
         assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(2), &decision), 0);
-        assert_string_equal(decision.pcp_high.rule->name, "storm");
-        assert_int_equal(decision.pcp_high.fraction, 2000);
+        assert_string_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].rule->name, "storm");
+        assert_int_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].value, 2000);
         decision_done(&decision);
 
         /* Unavailable metric: the rule is inactive and says why. */
         c.mv.available[METRIC_MEMCG_DYING] = false;
         assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(3), &decision), 0);
-        assert_string_equal(decision.pcp_high.rule->name, "base");
+        assert_string_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].rule->name, "base");
         bool found = false;
         for (size_t i = 0; i < decision.n_rules; i++)
                 if (streq(decision.rules[i].rule->name, "storm")) {
@@ -150,9 +150,9 @@ static void test_hysteresis(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
                 metric_set(&c.mv, METRIC_MEMCG_DYING, steps[i].dying);
                 assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, steps[i].t, &decision), 0);
-                if (decision.pcp_high.wanted != steps[i].active)
+                if (decision.knobs[KNOB_PCP_HIGH_FRACTION].wanted != steps[i].active)
                         fail_msg("step %zu (t=%llu s, dying %.0f): wanted %d", i,
-                                 (unsigned long long) (steps[i].t / USEC_PER_SEC), steps[i].dying, decision.pcp_high.wanted);
+                                 (unsigned long long) (steps[i].t / USEC_PER_SEC), steps[i].dying, decision.knobs[KNOB_PCP_HIGH_FRACTION].wanted);
                 decision_done(&decision);
         }
         eval_case_done(&c);
@@ -173,12 +173,12 @@ static void test_host_and_solve(void **state) {
 
         eval_case_init(&c, files);
         assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &decision), 0);
-        assert_true(decision.pcp_high.wanted);
-        assert_string_equal(decision.pcp_high.policy->name, "small-hosts");
-        assert_int_equal(decision.pcp_high.goal.kind, PCP_GOAL_BATCH_MULTIPLE);
-        assert_int_equal(decision.pcp_high.solve_error, 0);
+        assert_true(decision.knobs[KNOB_PCP_HIGH_FRACTION].wanted);
+        assert_string_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].policy->name, "small-hosts");
+        assert_int_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].goal.kind, PCP_GOAL_BATCH_MULTIPLE);
+        assert_int_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].solve_error, 0);
         /* The answer meets high <= 8 x batch on every zone, and one less does not. */
-        int f = decision.pcp_high.fraction;
+        int f = decision.knobs[KNOB_PCP_HIGH_FRACTION].value;
         assert_true(f >= 8);
         bool below = true, above_prev = false;
         for (size_t i = 0; i < c.s->n_pcp_zones; i++) {
@@ -200,8 +200,8 @@ static void test_host_and_solve(void **state) {
         /* 64 CPUs: the priority-50 policy matches and beats priority 10. */
         metric_set(&c.mv, METRIC_CPUS, 64);
         assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(2), &decision), 0);
-        assert_string_equal(decision.pcp_high.policy->name, "big-hosts");
-        assert_int_equal(decision.pcp_high.fraction, pcp_minimum_fraction(c.s->regime, c.s->pcp_zones, c.s->n_pcp_zones,
+        assert_string_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].policy->name, "big-hosts");
+        assert_int_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].value, pcp_minimum_fraction(c.s->regime, c.s->pcp_zones, c.s->n_pcp_zones,
                                                                        c.s->topo.page_size));
         decision_done(&decision);
 
@@ -221,37 +221,37 @@ static void test_bulk_free_goal(void **state) {
         eval_case_init(&c, files);
         /* No calibration yet: wanted, not solvable. */
         assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &decision), 0);
-        assert_true(decision.pcp_high.wanted);
-        assert_int_equal(decision.pcp_high.goal.kind, PCP_GOAL_BULK_FREE_P99);
-        assert_true(decision.pcp_high.goal.value == 200000);
-        assert_int_equal(decision.pcp_high.solve_error, -ENODATA);
+        assert_true(decision.knobs[KNOB_PCP_HIGH_FRACTION].wanted);
+        assert_int_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].goal.kind, PCP_GOAL_BULK_FREE_P99);
+        assert_true(decision.knobs[KNOB_PCP_HIGH_FRACTION].goal.value == 200000);
+        assert_int_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].solve_error, -ENODATA);
         decision_done(&decision);
 
         /* 300 ns per page: the largest lists whose worst zone moves at most 666 pages. */
         eval_state_set_ns_per_page(c.st, 300.0);
         assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(2), &decision), 0);
-        const PcpDecision *d = &decision.pcp_high;
+        const KnobDecision *d = &decision.knobs[KNOB_PCP_HIGH_FRACTION];
         assert_int_equal(d->solve_error, 0);
-        assert_true(d->fraction >= 8 && d->ns_per_page == 300.0);
+        assert_true(d->value >= 8 && d->ns_per_page == 300.0);
         assert_true(d->pages <= 666 && d->predicted_ns <= 200000.0 && d->predicted_ns == 300.0 * (double) d->pages);
         assert_true(d->default_pages == 2016);
         uint64_t prev;
         assert_int_equal(pcp_bulk_free_pages_host(c.s->regime, c.s->pcp_zones, c.s->n_pcp_zones, c.s->topo.page_size,
-                                                  d->fraction - 1, false, &prev),
+                                                  d->value - 1, false, &prev),
                          0);
         assert_true(prev > 666);
-        int f300 = d->fraction;
+        int f300 = d->value;
         decision_done(&decision);
 
         /* A slower host (600 ns per page) needs shorter lists: a larger fraction. */
         eval_state_set_ns_per_page(c.st, 600.0);
         assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(3), &decision), 0);
-        assert_true(decision.pcp_high.fraction > f300 && decision.pcp_high.pages <= 333);
+        assert_true(decision.knobs[KNOB_PCP_HIGH_FRACTION].value > f300 && decision.knobs[KNOB_PCP_HIGH_FRACTION].pages <= 333);
         decision_done(&decision);
         /* A fast one (90 ns per page): the default's 2016 pages take 181 us, so the default. */
         eval_state_set_ns_per_page(c.st, 90.0);
         assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(4), &decision), 0);
-        assert_int_equal(decision.pcp_high.fraction, 0);
+        assert_int_equal(decision.knobs[KNOB_PCP_HIGH_FRACTION].value, 0);
         decision_done(&decision);
 
         eval_case_done(&c);
@@ -401,7 +401,7 @@ static void test_empty_set(void **state) {
 
         eval_case_init(&c, none);
         assert_int_equal(policy_eval(c.set, c.s, &c.mv, c.st, SEC(1), &decision), 0);
-        assert_false(decision.pcp_high.wanted);
+        assert_false(decision.knobs[KNOB_PCP_HIGH_FRACTION].wanted);
         assert_int_equal(decision.n_rules, 0);
         assert_int_equal(decision.n_actions, 0);
         decision_done(&decision);

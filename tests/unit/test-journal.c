@@ -294,7 +294,7 @@ static void test_trust(void **state) {
 static void test_knob_apply_release(void **state) {
         char *root = fake_root(), *sd = test_mkdtemp("journal"), err[512];
         Journal *j = journal_new(sd, root), *loaded = NULL;
-        Knob k = { .desc = fraction() };
+        KnobState k = { .desc = fraction() };
         ChangeReason why = { "p", "r", "test", false };
         int64_t old;
 
@@ -335,13 +335,13 @@ static void test_knob_apply_release(void **state) {
         assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
 
         /* Dry-run never writes and never journals. */
-        Knob dr = { .desc = fraction() };
+        KnobState dr = { .desc = fraction() };
         assert_int_equal(knob_apply(&dr, root, NULL, true, 8, &why, NULL), KNOB_WOULD_WRITE);
         assert_int_equal(value(root, FRACTION_PATH), 1000);
         assert_false(dr.managed);
 
         /* A failing write (missing file) leaves nothing in the journal. */
-        Knob m = { .desc = scale() };
+        KnobState m = { .desc = scale() };
         char *p;
         assert_true(asprintf(&p, "%s" SCALE_PATH, root) > 0);
         assert_int_equal(unlink(p), 0);
@@ -355,7 +355,7 @@ static void test_knob_apply_release(void **state) {
         free(p);
 
         /* A read-only knob of the allowlist is never written. */
-        Knob ro = { .desc = knob_desc(KNOB_PCP_FRACTION) };
+        KnobState ro = { .desc = knob_desc(KNOB_PCP_FRACTION) };
         assert_int_equal(knob_apply(&ro, root, j, false, 100, &why, NULL), -EPERM);
 
         journal_free(j);
@@ -417,7 +417,7 @@ static void test_restore(void **state) {
 static void test_failed_save(void **state) {
         char *root = fake_root(), *sd = test_mkdtemp("journal"), *gone, err[512];
         Journal *j = journal_new(sd, root), *loaded = NULL;
-        Knob pcp = { .desc = fraction() }, sc = { .desc = scale() };
+        KnobState pcp = { .desc = fraction() }, sc = { .desc = scale() };
         ChangeReason why = { "p", "r", "test", false };
 
         assert_int_equal(knob_apply(&pcp, root, j, false, 1000, &why, NULL), KNOB_WRITTEN);
@@ -449,7 +449,7 @@ static void test_failed_save(void **state) {
 
         /* A commit that cannot be saved keeps the saved intent, which names both values. */
         Journal *j2 = journal_new(sd, root);
-        Knob p2 = { .desc = fraction() };
+        KnobState p2 = { .desc = fraction() };
         assert_int_equal(journal_intent(j2, fraction(), 0, 0, 3000), 0);
         assert_int_equal(rename(sd, gone), 0);
         assert_true(journal_commit(j2, fraction(), 3000) < 0);

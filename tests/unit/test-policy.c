@@ -10,6 +10,7 @@
  * sets/NAME.err those of loading the directory sets/NAME/, warnings prefixed
  * with "warning: ".  PCPTUNE_UPDATE_GOLDEN=1 rewrites them (review the diff!).
  */
+#include <inttypes.h>
 #include <dirent.h>
 #include <fcntl.h>
 #include <math.h>
@@ -98,10 +99,10 @@ static void test_brief_example(void **state) {
         assert_int_equal(cap->column, 5);
         assert_null(cap->when.root);
         assert_null(cap->until.root);
-        assert_true(cap->has_pcp_high);
-        assert_int_equal(cap->pcp_high.kind, PCP_GOAL_BATCH_MULTIPLE);
-        assert_int_equal(cap->pcp_high.value, 8);
-        assert_false(cap->has_batch_scale_max);
+        assert_true(cap->knobs[KNOB_PCP_HIGH_FRACTION].set);
+        assert_int_equal(cap->knobs[KNOB_PCP_HIGH_FRACTION].goal.kind, PCP_GOAL_BATCH_MULTIPLE);
+        assert_int_equal(cap->knobs[KNOB_PCP_HIGH_FRACTION].goal.value, 8);
+        assert_false(cap->knobs[KNOB_PCP_BATCH_SCALE_MAX].set);
         assert_int_equal(cap->action.kind, ACTION_NONE);
         assert_false(cap->repair_pagesets);
 
@@ -116,7 +117,7 @@ static void test_brief_example(void **state) {
         assert_int_equal(dying->when.root->op, CMP_GT);
         assert_true(dying->when.root->value == 500);
         assert_int_equal(dying->when.root->for_usec, 120 * USEC_PER_SEC);
-        assert_false(dying->has_pcp_high);
+        assert_false(dying->knobs[KNOB_PCP_HIGH_FRACTION].set);
         assert_int_equal(dying->cooldown_usec, 600 * USEC_PER_SEC);
         assert_int_equal(dying->action.kind, ACTION_RECLAIM_DYING);
         assert_int_equal(dying->action.line, 14);
@@ -137,7 +138,7 @@ static void test_brief_example(void **state) {
         assert_int_equal(storm->when.root->metric, METRIC_PROC_EXIT_RATE);
         assert_true(storm->when.root->value == 200);
         assert_int_equal(storm->when.root->for_usec, 3 * USEC_PER_SEC);
-        assert_int_equal(storm->pcp_high.kind, PCP_GOAL_MINIMUM);
+        assert_int_equal(storm->knobs[KNOB_PCP_HIGH_FRACTION].goal.kind, PCP_GOAL_MINIMUM);
         assert_int_equal(storm->until.root->metric, METRIC_PROC_EXIT_RATE);
         assert_int_equal(storm->until.root->op, CMP_LT);
         assert_true(storm->until.root->value == 20);
@@ -175,14 +176,14 @@ static void test_everything(void **state) {
         assert_true(p->host.cmps[4].value == 1);
 
         r = find_rule(p, "fraction");
-        assert_int_equal(r->pcp_high.kind, PCP_GOAL_FRACTION);
-        assert_int_equal(r->pcp_high.value, 1000);
+        assert_int_equal(r->knobs[KNOB_PCP_HIGH_FRACTION].goal.kind, PCP_GOAL_FRACTION);
+        assert_int_equal(r->knobs[KNOB_PCP_HIGH_FRACTION].goal.value, 1000);
 
         r = find_rule(p, "per-cpu");
-        assert_int_equal(r->pcp_high.kind, PCP_GOAL_BYTES_PER_CPU);
-        assert_int_equal(r->pcp_high.value, 2ULL << 20);
-        assert_true(r->has_batch_scale_max);
-        assert_int_equal(r->batch_scale_max, 0);
+        assert_int_equal(r->knobs[KNOB_PCP_HIGH_FRACTION].goal.kind, PCP_GOAL_BYTES_PER_CPU);
+        assert_int_equal(r->knobs[KNOB_PCP_HIGH_FRACTION].goal.value, 2ULL << 20);
+        assert_true(r->knobs[KNOB_PCP_BATCH_SCALE_MAX].set);
+        assert_int_equal(r->knobs[KNOB_PCP_BATCH_SCALE_MAX].value, 0);
         e = r->when.root;
         assert_int_equal(e->kind, EXPR_AND);
         assert_int_equal(e->a->metric, METRIC_MEMINFO_PERCPU);
@@ -199,8 +200,8 @@ static void test_everything(void **state) {
         assert_int_equal(e->id, 3);
 
         r = find_rule(p, "per-node");
-        assert_int_equal(r->pcp_high.kind, PCP_GOAL_BYTES_PER_NODE);
-        assert_int_equal(r->pcp_high.value, 1ULL << 30);
+        assert_int_equal(r->knobs[KNOB_PCP_HIGH_FRACTION].goal.kind, PCP_GOAL_BYTES_PER_NODE);
+        assert_int_equal(r->knobs[KNOB_PCP_HIGH_FRACTION].goal.value, 1ULL << 30);
         e = r->when.root;
         assert_int_equal(e->kind, EXPR_OR);
         assert_int_equal(e->for_usec, 90 * USEC_PER_SEC);
@@ -210,14 +211,14 @@ static void test_everything(void **state) {
         assert_int_equal(e->a->column, 12);
 
         r = find_rule(p, "times-batch");
-        assert_int_equal(r->pcp_high.kind, PCP_GOAL_BATCH_MULTIPLE);
-        assert_int_equal(r->pcp_high.value, 6);
+        assert_int_equal(r->knobs[KNOB_PCP_HIGH_FRACTION].goal.kind, PCP_GOAL_BATCH_MULTIPLE);
+        assert_int_equal(r->knobs[KNOB_PCP_HIGH_FRACTION].goal.value, 6);
         e = r->when.root;
         assert_true(e->a->value == 5.0);    /* 300/m */
         assert_true(e->b->value == 10.0);   /* 36000/h */
 
         r = find_rule(p, "default-goal");
-        assert_int_equal(r->pcp_high.kind, PCP_GOAL_DEFAULT);
+        assert_int_equal(r->knobs[KNOB_PCP_HIGH_FRACTION].goal.kind, PCP_GOAL_DEFAULT);
         assert_true(condition_uses_metric(&r->when, METRIC_KERNEL));
         assert_true(condition_uses_metric(&r->when, METRIC_MEMORY));
         assert_false(condition_uses_metric(&r->when, METRIC_MEMCG_DYING));
@@ -267,7 +268,7 @@ static void test_everything(void **state) {
 
         r = find_rule(p, "repair");
         assert_true(r->repair_pagesets);
-        assert_false(r->has_pcp_high);
+        assert_false(r->knobs[KNOB_PCP_HIGH_FRACTION].set);
 
         policy_free(p);
 }
@@ -394,6 +395,57 @@ static void test_duplicate_rules_many(void **state) {
         assert_int_equal(policy_parse("many.yaml", text, used, &p, &d), 0);
         assert_int_equal(p->n_rules, n);
         policy_free(p);
+}
+
+
+/* Every managed knob of the table is a policy key: it parses into the rule's setting for its row, a rule
+ * always setting it shadows an earlier one with a warning naming the key, and its name is what resume takes. */
+static void test_knob_table(void **state) {
+        (void) state;
+        size_t managed = 0;
+
+        for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
+                const KnobDesc *k = knob_desc(id);
+                _cleanup_(diagnostics_done) Diagnostics d = {};
+                char text[512], value[32], want[256];
+                Policy *p = NULL;
+
+                assert_int_equal(k->id, id);
+                if (!knob_managed(k)) {
+                        assert_null(knob_desc_by_name(k->name)); /* read, never written */
+                        continue;
+                }
+                managed++;
+                assert_ptr_equal(knob_desc_by_name(k->name), k);
+                assert_non_null(k->solve);
+                assert_true(strneq(k->policy_key, "pcp.", 4));
+                assert_true(k->setting == KNOB_SETTING_PCP_GOAL || k->setting == KNOB_SETTING_INT);
+                if (k->setting == KNOB_SETTING_PCP_GOAL)
+                        snprintf(value, sizeof value, "minimum");
+                else
+                        snprintf(value, sizeof value, "%" PRId64, k->max_value);
+                snprintf(text, sizeof text,
+                         "version: 1\nname: t\nrules:\n"
+                         "  - name: first\n    pcp: { %s: %s }\n"
+                         "  - name: second\n    pcp: { %s: %s }\n",
+                         k->policy_key + 4, value, k->policy_key + 4, value);
+                assert_int_equal(policy_parse("t.yaml", text, strlen(text), &p, &d), 0);
+                for (KnobId other = 0; other < _KNOB_ID_MAX; other++)
+                        assert_true(p->rules[0].knobs[other].set == (other == id));
+                if (k->setting == KNOB_SETTING_PCP_GOAL)
+                        assert_int_equal(p->rules[0].knobs[id].goal.kind, PCP_GOAL_MINIMUM);
+                else
+                        assert_int_equal(p->rules[0].knobs[id].value, k->max_value);
+
+                PolicySet set = { .policies = &p, .n_policies = 1 };
+                policy_set_check(&set, &d);
+                assert_int_equal(d.n_warnings, 1);
+                snprintf(want, sizeof want, "t.yaml:4:5: rule 'first' can never win: rule 'second' (t.yaml:6) always sets %s",
+                         k->policy_key);
+                assert_string_equal(d.warnings[0], want);
+                policy_free(p);
+        }
+        assert_true(managed >= 2);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -952,9 +1004,9 @@ static void test_shipped_policies(void **state) {
                 assert_int_equal(p->priority, 50);
                 assert_int_equal(p->host.n_cmps, 2);
                 const Rule *cap = find_rule(p, "cap-pcp-high"), *storm = find_rule(p, "exit-storm");
-                assert_int_equal(cap->pcp_high.kind, PCP_GOAL_BATCH_MULTIPLE);
-                assert_int_equal(cap->pcp_high.value, 8);
-                assert_int_equal(storm->pcp_high.kind, PCP_GOAL_MINIMUM);
+                assert_int_equal(cap->knobs[KNOB_PCP_HIGH_FRACTION].goal.kind, PCP_GOAL_BATCH_MULTIPLE);
+                assert_int_equal(cap->knobs[KNOB_PCP_HIGH_FRACTION].goal.value, 8);
+                assert_int_equal(storm->knobs[KNOB_PCP_HIGH_FRACTION].goal.kind, PCP_GOAL_MINIMUM);
                 assert_true(storm->when.root->value == 200);
                 assert_int_equal(storm->when.root->for_usec, SEC(3));
                 assert_true(storm->until.root->value == 20);
@@ -1372,6 +1424,7 @@ int main(void) {
                 cmocka_unit_test(test_parse_odd_inputs),
                 cmocka_unit_test(test_parse_deep_nesting),
                 cmocka_unit_test(test_duplicate_rules_many),
+                cmocka_unit_test(test_knob_table),
                 cmocka_unit_test(test_condition_literals),
                 cmocka_unit_test(test_condition_structure),
                 cmocka_unit_test(test_condition_errors),

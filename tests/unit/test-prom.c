@@ -75,7 +75,7 @@ typedef struct Fake {
         RuleStatus status;
         Decision decision;
         ReportInput report;
-        Knob knob;
+        KnobState knob;
         KnobCounters kc;
         PromKnob pk;
         DaemonCounters dc;
@@ -94,7 +94,7 @@ static void fake_init(Fake *f, const char *set) {
         f->status = (RuleStatus){ .policy = &f->policy, .rule = &f->rule, .verdict = RULE_HOST_MISMATCH };
         f->decision = (Decision){ .rules = &f->status, .n_rules = 1 };
         f->report = (ReportInput){ .snap = f->snap, .mv = &f->mv, .decision = &f->decision, .dry_run = true };
-        f->knob = (Knob){ .desc = knob_desc(KNOB_PCP_HIGH_FRACTION), .managed = true, .original = 0, .written = 1528 };
+        f->knob = (KnobState){ .desc = knob_desc(KNOB_PCP_HIGH_FRACTION), .managed = true, .original = 0, .written = 1528 };
         f->kc = (KnobCounters){ .writes = 3, .restores = 2, .refused = 1 };
         f->pk = (PromKnob){ .name = f->knob.desc->name, .knob = &f->knob, .present = f->snap->has_knob,
                             .value = f->snap->knob.value, .has_target = true, .target = 1528, .counters = &f->kc };

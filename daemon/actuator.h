@@ -1,0 +1,104 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <systemd/sd-event.h>
+
+#include "act-reclaim.h"
+#include "act-sysctl.h"
+#include "export-prom.h"
+#include "policy-eval.h"
+#include "probe-kernel.h"
+#include "reclaim-watch.h"
+#include "snapshot.h"
+
+/*
+ * Acting on the kernel, from a decision (policy-eval.h) and the snapshot it
+ * was made on: the managed knobs of the table (knob.h) with their restore
+ * journal, the actions (reclaim-dying on its worker thread, percpu-depopulate,
+ * the pageset repair), and the warnings about what cannot be done here (said
+ * once per rule until the next reload).  The manager calls actuator_act() once
+ * per sample; everything that writes to the kernel goes through here.
+ */
+
+typedef struct Actuator Actuator;
+
+typedef struct ActuatorConfig {
+        const char *root;
+        const char *state_dir;          /* the restore journal, resume-<knob> files */
+        bool dry_run;
+        bool once;                      /* no loop to come back to: wait for a reclaim and its refault window */
+        EvalState *eval;                /* cooldowns start when an action runs (not owned) */
+        const KernelProbes *probes;     /* of the last sample (not owned) */
+        DaemonCounters *counters;       /* reclaim counters for the metrics (not owned) */
+} ActuatorConfig;
+
+/* The actuator (the config's pointers must outlive it).  0 or -ENOMEM. */
+int actuator_new(const ActuatorConfig *cfg, Actuator **ret);
+Actuator *actuator_free(Actuator *a);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Actuator *, actuator_free);
+
+/* The event loop reclaims and their follow-ups run on (NULL: none, as with --once). */
+void actuator_set_event(Actuator *a, sd_event *e);
+
+/* The per-memcg percpu cost of the sample about to be acted on (the dry-run reclaim's expected gain). */
+void actuator_set_memcg_cost(Actuator *a, const MemcgCost *c);
+
+/* Why bulk-free goals cannot be solved yet (static or long-lived text), for the warning that says so. */
+void actuator_set_calibration_note(Actuator *a, const char *note);
+
+/*
+ * Before the first write (not dry-run; the caller holds the daemon lock): a
+ * journal left by a run that did not stop cleanly is restored, then a new one
+ * is started.  0 or -errno (logged; the daemon must not start over it).
+ */
+int actuator_start(Actuator *a);
+
+/* What actuator_act() did that the sampler must know. */
+typedef enum ActResult {
+        ACT_PAGESETS_CHANGED = 1 << 0,  /* a knob whose row changes the pagesets was written or restored */
+} ActResult;
+
+/*
+ * Act on one decision made on snapshot s: every managed knob of the table is
+ * set to the decision's value (or handed back when no rule wants it any more),
+ * then each decided action runs.  Knob states are read again first.  Returns
+ * ActResult flags (>= 0); failures are logged and counted (actuator_failures()).
+ */
+int actuator_act(Actuator *a, const Snapshot *s, const Decision *d);
+
+/* Every sample, before the evaluation: whether the dying count is exact; once, when a rule of the set
+ * reclaims, what memory.reclaim accepts. */
+void actuator_probe_reclaim_args(Actuator *a, const Snapshot *s, const PolicySet *set);
+
+/* Say an unavailable thing once per policy/rule (until actuator_forget_warnings()): true the first time. */
+bool actuator_warn_once(Actuator *a, const char *policy, const char *rule);
+void actuator_forget_warnings(Actuator *a);
+
+/* `pcptunectl resume KNOB` left <state>/resume-KNOB: manage each such knob again.  */
+void actuator_resume(Actuator *a);
+
+/*
+ * Hand every managed knob back (pcptuned stopping), stopping a reclaim in
+ * flight first; the journal file is removed when nothing is left in it.
+ * 0 or the first -errno.
+ */
+int actuator_stop(Actuator *a);
+
+/* A one-shot leaves the values set (like `sysctl -w`) and no journal behind. */
+void actuator_forget_journal(Actuator *a);
+
+/* The state of each row of the knob table, by KnobId (_KNOB_ID_MAX entries). */
+const KnobState *actuator_knobs(const Actuator *a);
+
+/* The knobs for the metrics, by KnobId: managed rows only.  Returns how many were written to ret. */
+size_t actuator_prom_knobs(const Actuator *a, PromKnob ret[_KNOB_ID_MAX]);
+
+/* What a knob's row probe found (FEATURE_UNKNOWN until tried; a declared answer for fixture roots). */
+FeatureState actuator_probe_state(const Actuator *a, KnobId id);
+
+/* Writes that failed since the start (--once exits 1 then). */
+unsigned actuator_failures(const Actuator *a);
+
+/* The reclaim watch: refault windows, the swappiness= probe. */
+const ReclaimWatch *actuator_watch(const Actuator *a);
