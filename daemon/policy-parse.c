@@ -652,23 +652,45 @@ static int parse_positive_count(Parser *p, void *dest) {
         return r;
 }
 
+_Static_assert(sizeof(ForceEmpty) == sizeof(int), "keyword fields of an enum type are int-sized");
+
+/* A field that takes one of a few words, each standing for a value of the field's type (int or bool). */
+typedef struct KeywordSpec {
+        const char *what;         /* "true or false" */
+        bool is_bool;             /* dest is a bool, else an int-sized enum */
+        struct {
+                const char *word;
+                int value;
+        } words[8];               /* up to the first NULL word */
+} KeywordSpec;
+
 /* YAML 1.2 core booleans only: "yes"/"on" are YAML 1.1 and surprise people. */
-static int parse_bool(Parser *p, void *dest) {
+static const KeywordSpec keywords_bool = {
+        "true or false", true,
+        { { "true", 1 }, { "True", 1 }, { "TRUE", 1 }, { "false", 0 }, { "False", 0 }, { "FALSE", 0 } },
+};
+
+/* One of the words of the field's KeywordSpec (Field.arg). */
+static int parse_keyword(Parser *p, void *dest) {
+        const KeywordSpec *spec = p->field_arg;
         char buf[96];
         const char *v;
         int r;
 
-        r = parser_expect_scalar(p, "true or false");
+        r = parser_expect_scalar(p, spec->what);
         if (r < 0)
                 return r;
         v = scalar_value(p);
-        if (streq(v, "true") || streq(v, "True") || streq(v, "TRUE"))
-                *(bool *) dest = true;
-        else if (streq(v, "false") || streq(v, "False") || streq(v, "FALSE"))
-                *(bool *) dest = false;
-        else
-                return parser_bad_scalar(p, "expected true or false, found %s", event_describe(p, buf, sizeof(buf)));
-        return parser_next(p);
+        for (size_t i = 0; i < ELEMENTSOF(spec->words) && spec->words[i].word; i++) {
+                if (!streq(v, spec->words[i].word))
+                        continue;
+                if (spec->is_bool)
+                        *(bool *) dest = spec->words[i].value;
+                else
+                        *(int *) dest = spec->words[i].value;
+                return parser_next(p);
+        }
+        return parser_bad_scalar(p, "expected %s, found %s", spec->what, event_describe(p, buf, sizeof(buf)));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1221,26 +1243,12 @@ static int parse_reclaim_roots(Parser *p, void *dest) {
 }
 
 /* force-empty: false | true | childless (only cgroups without live children: nothing live is reclaimed). */
-static int parse_force_empty(Parser *p, void *dest) {
-        char buf[96];
-        const char *v;
-        int r;
-
-        r = parser_expect_scalar(p, "true, false or childless");
-        if (r < 0)
-                return r;
-        v = scalar_value(p);
-        if (streq(v, "true") || streq(v, "True") || streq(v, "TRUE"))
-                *(ForceEmpty *) dest = FORCE_EMPTY_YES;
-        else if (streq(v, "false") || streq(v, "False") || streq(v, "FALSE"))
-                *(ForceEmpty *) dest = FORCE_EMPTY_NO;
-        else if (streq(v, "childless"))
-                *(ForceEmpty *) dest = FORCE_EMPTY_CHILDLESS;
-        else
-                return parser_bad_scalar(p, "expected true, false or childless, found %s",
-                                         event_describe(p, buf, sizeof(buf)));
-        return parser_next(p);
-}
+static const KeywordSpec keywords_force_empty = {
+        "true, false or childless", false,
+        { { "true", FORCE_EMPTY_YES }, { "True", FORCE_EMPTY_YES }, { "TRUE", FORCE_EMPTY_YES },
+          { "false", FORCE_EMPTY_NO }, { "False", FORCE_EMPTY_NO }, { "FALSE", FORCE_EMPTY_NO },
+          { "childless", FORCE_EMPTY_CHILDLESS } },
+};
 
 static const DurationSpec duration_refault_window = { 1, RECLAIM_REFAULT_WINDOW_MAX, "a duration like 30s",
                                                      "a duration above 0 and at most 10m like 30s" };
@@ -1268,9 +1276,9 @@ static const Field reclaim_fields[] = {
         { "step", parse_positive_size, offsetof(ActionReclaimDying, step_bytes), 0 },
         { "timeout", parse_duration_field, offsetof(ActionReclaimDying, timeout_usec), 0, &duration_positive },
         { "min-dying", parse_positive_count, offsetof(ActionReclaimDying, min_dying), 0 },
-        { "force-empty", parse_force_empty, offsetof(ActionReclaimDying, force_empty), 0 },
-        { "drop-caches", parse_bool, offsetof(ActionReclaimDying, drop_caches), 0 },
-        { "allow-swap", parse_bool, offsetof(ActionReclaimDying, allow_swap), 0 },
+        { "force-empty", parse_keyword, offsetof(ActionReclaimDying, force_empty), 0, &keywords_force_empty },
+        { "drop-caches", parse_keyword, offsetof(ActionReclaimDying, drop_caches), 0, &keywords_bool },
+        { "allow-swap", parse_keyword, offsetof(ActionReclaimDying, allow_swap), 0, &keywords_bool },
         { "refault-window", parse_duration_field, offsetof(ActionReclaimDying, refault_window_usec), 0,
           &duration_refault_window },
         { "max-refault-rate", parse_refault_rate, offsetof(ActionReclaimDying, max_refault_rate), 0 },
