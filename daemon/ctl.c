@@ -56,6 +56,7 @@ typedef struct CtlOptions {
         unsigned measure;            /* --measure[=N]: memcgs to create */
         usec_t max_age_usec;         /* liveness --max-age (0: from the daemon's interval) */
         const char *calibration_dir; /* where pcptuned keeps calibration.json */
+        bool calibration_dir_given;  /* --calibration-dir: use it for a snapshot or a shape too */
         const char *since, *until;   /* history */
         const char *directory;       /* history: journal files here (journalctl -D) */
 } CtlOptions;
@@ -994,9 +995,16 @@ static int cmd_plan(CtlOptions *o) {
                 return 1;
         o->plan.policies = set;
 
-        /* The host's calibration, unless one was given by hand. */
+        /* The host's calibration, unless one was given by hand.  It was measured on this host's CPUs and
+         * kernel, so a snapshot or a shape gets it only when --calibration-dir names one on purpose. */
         char cal_how[512];
-        if (!(o->plan.ns_per_page > 0))
+        if (!(o->plan.ns_per_page > 0) && !o->calibration_dir_given && (!streq(o->root, "/") || o->shape)) {
+                snprintf(cal_how, sizeof cal_how,
+                         "this host's calibration is not used for %s; --ns-per-page N or --calibration-dir DIR "
+                         "supplies one",
+                         o->shape ? "a shape" : "a snapshot");
+                o->plan.calibration_how = cal_how;
+        } else if (!(o->plan.ns_per_page > 0))
                 plan_load_calibration(o, cal_how, sizeof cal_how);
 
         if (o->measure > 0) {
@@ -1234,6 +1242,7 @@ static int parse_plan_option(CtlOptions *o, int c, char *arg) {
                 return 0;
         case OPT_CALIBRATION_DIR:
                 o->calibration_dir = arg;
+                o->calibration_dir_given = true;
                 return 0;
         default:
                 return 1;

@@ -241,5 +241,14 @@ sed -i 's/"ns_per_page": 300/"ns_per_page": 3/' "$tmp/cal/calibration.json"
 plan --root "$live" --calibration-dir "$tmp/cal" >"$tmp/o" 2>&1; rc=$?
 [ $rc = 0 ] && flat | grep -q "calibration.json is unusable (Invalid argument), ignored" &&
 	tap_ok "a calibration whose fit is not its sums' is refused" || tap_fail "tampered calibration" "exit $rc" "$(cat "$tmp/o")"
+# This host's calibration (the default directory) is not a snapshot's or a shape's: plan says so and
+# does not read it; --calibration-dir names one on purpose (above).
+plan --root "$live" >"$tmp/o" 2>&1; rc=$?
+[ $rc = 0 ] && flat | grep -q "no calibration: this host's calibration is not used for a snapshot; --ns-per-page N or --calibration-dir DIR supplies one" &&
+	tap_ok "plan --root without --calibration-dir does not use this host's calibration" ||
+	tap_fail "snapshot calibration" "exit $rc" "$(cat "$tmp/o")"
+plan --shape cpus=4,memory=8G,nodes=1 >"$tmp/o" 2>&1; rc=$?
+[ $rc = 0 ] && flat | grep -q "no calibration: this host's calibration is not used for a shape;" &&
+	tap_ok "plan --shape does not use this host's calibration" || tap_fail "shape calibration" "exit $rc" "$(cat "$tmp/o")"
 
 tap_done
