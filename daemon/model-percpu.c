@@ -138,8 +138,10 @@ void percpu_split_set_fragmentation(PercpuSplit *s, uint64_t bytes, const char *
 }
 
 const char *percpu_split_basis(const PercpuSplit *s, char *buf, size_t size) {
-        snprintf(buf, size, "total measured (meminfo Percpu); memcgs: count x %.0f B %s%s; other: the rest",
-                 s->cost.bytes, percpu_basis_to_string(s->cost.basis),
+        snprintf(buf, size,
+                 "total measured (meminfo); memcgs %s, %.0f B each, a dying one keeps %.0f%% of it%s; "
+                 "other estimated (the rest)",
+                 percpu_basis_to_string(s->cost.basis), s->cost.bytes, PERCPU_DYING_RETAINED * 100,
                  s->scaled ? ", scaled down to fit the total" : "");
         return buf;
 }

@@ -98,7 +98,9 @@ int percpu_split_compute(bool has_total, uint64_t total_bytes, uint64_t live, ui
 /* Record measured fragmentation (bytes, all units) in a split; clamped to other_bytes' total. */
 void percpu_split_set_fragmentation(PercpuSplit *s, uint64_t bytes, const char *source);
 
-/* "measured", "modelled: <how>" ... for text and JSON: one line in buf.  Returns buf. */
+/* The basis of a split's figures as one line, in the words status and plan print from the split's JSON
+ * (report.c): how the total, the memcgs' share (the cost each, and PERCPU_DYING_RETAINED for dying ones)
+ * and the rest were obtained.  Returns buf. */
 const char *percpu_split_basis(const PercpuSplit *s, char *buf, size_t size);
 
 /* Kernel changes that matter to pcp lists and percpu memory: whether this kernel has them and what it means. */

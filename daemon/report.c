@@ -96,8 +96,11 @@ void percpu_split_print(FILE *f, const char *indent, json_object *s, bool with_c
         if (view_has(s, "fragmentation_bytes"))
                 fprintf(f, " (fragmentation %s)", view_bytes(s, "fragmentation_bytes", fr, sizeof fr, ""));
         fputc('\n', f);
-        n = snprintf(line, sizeof line, "total measured (meminfo); memcgs %s, %.0f B each%s; other estimated (the rest)",
+        n = snprintf(line, sizeof line,
+                     "total measured (meminfo); memcgs %s, %.0f B each, a dying one keeps %.0f%% of it%s; "
+                     "other estimated (the rest)",
                      view_str(s, "basis.live_memcgs", ""), view_double(s, "basis.memcg_cost_bytes", 0),
+                     view_double(s, "basis.dying_retained", 0) * 100,
                      view_bool(s, "basis.scaled") ? ", scaled down to fit the total" : "");
         if (view_has(s, "fragmentation_bytes") && n > 0 && (size_t) n < sizeof line)
                 snprintf(line + n, sizeof line - (size_t) n, "; fragmentation measured (%s)",
@@ -134,6 +137,7 @@ json_object *percpu_split_to_json(const PercpuSplit *s) {
                 json_object_object_add(b, "fragmentation_source", json_object_new_string(s->fragmentation_source));
         json_object_object_add(b, "scaled", json_object_new_boolean(s->scaled));
         json_object_object_add(b, "memcg_cost_bytes", json_object_new_double(s->cost.bytes));
+        json_object_object_add(b, "dying_retained", json_object_new_double(PERCPU_DYING_RETAINED));
         json_object_object_add(b, "memcg_cost", json_object_new_string(s->cost.how));
         json_object_object_add(o, "basis", b);
         return o;
