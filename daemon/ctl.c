@@ -415,7 +415,9 @@ static int cmd_status(const CtlOptions *o) {
                           &probes);
         ReportInput in = { .snap = s, .mv = &mv, .set = set, .decision = r >= 0 ? &decision : NULL,
                            .knobs = knobs, .features = &feat, .probes = &probes,
-                           .memcg_cost = &cost, .pstats = &pstats, .dry_run = true, .bulk_free = &bulk };
+                           .memcg_cost = &cost, .pstats = &pstats, .dry_run = true, .bulk_free = &bulk,
+                           .n_policy_errors = r < 0 ? MAX(diag.n_errors, (size_t) 1) : 0,
+                           .policy_source = policy_dir ?: POLICY_DIR_DEFAULT };
         out = report_to_json(&in);
         if (!out) {
                 json_object_put(dstatus);
@@ -433,7 +435,7 @@ static int cmd_status(const CtlOptions *o) {
                 printf("\n");
                 report_print_model(stdout, out);
                 reclaim_watch_print_json(stdout, view_get(out, "reclaim"));
-                if (pid > 0)
+                if (pid > 0 && set)
                         printf("(the rule states under policies are a fresh evaluation: `for` durations start now "
                                "and no cooldown runs; the daemon's are listed at the top)\n");
         }

@@ -262,7 +262,11 @@ static const char *decision_reason(const ReportInput *in, char *buf, size_t size
 
         if (d && d->wanted)
                 pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf);
-        if (!s->has_knob)
+        if (!in->set && in->n_policy_errors > 0)
+                snprintf(buf, size, "none: the policies have %zu error%s (above); pcptuned does not start with "
+                                    "them, and a running one keeps its last good set",
+                         in->n_policy_errors, in->n_policy_errors == 1 ? "" : "s");
+        else if (!s->has_knob)
                 snprintf(buf, size, "no pcp sysctl on this kernel: nothing to change");
         else if (!s->knob.writable)
                 snprintf(buf, size, "%s = %" PRId64 " is read-only for pcptune on kernels before 5.14 "
@@ -751,6 +755,13 @@ json_object *report_to_json(const ReportInput *in) {
                 json_object_object_add(o, "pcp_max_bytes", json_object_new_int64((int64_t) MIN(max_bytes, (uint64_t) INT64_MAX)));
         if (in->set)
                 json_object_object_add(o, "policies", report_json_policies(in));
+        else if (in->n_policy_errors > 0) {
+                /* They did not load: where from and how many errors (the errors themselves went to stderr). */
+                json_object *pol = json_object_new_object();
+                json_object_object_add(pol, "source", json_object_new_string(strna(in->policy_source)));
+                json_object_object_add(pol, "errors", json_object_new_int64((int64_t) in->n_policy_errors));
+                json_object_object_add(o, "policies", pol);
+        }
         for (size_t i = 0; in->decision && i < in->decision->n_rules; i++)
                 json_object_array_add(rules, report_json_rule(in, &in->decision->rules[i]));
         json_object_object_add(o, "rules", rules);
@@ -912,6 +923,12 @@ static void print_policies(FILE *f, json_object *j) {
 
         if (!pol)
                 return;
+        if (view_has(pol, "errors")) {
+                int64_t e = view_i64(pol, "errors", 0);
+                fprintf(f, "\npolicies (%s): not loaded, %" PRId64 " error%s (above)\n", view_str(pol, "source", ""), e,
+                        e == 1 ? "" : "s");
+                return;
+        }
         fprintf(f, "\npolicies (%s: %zu)%s\n", view_str(pol, "source", ""), n,
                 n == 0 ? ": none loaded, nothing will be changed" : "");
         for (size_t i = 0; i < n; i++) {

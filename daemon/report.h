@@ -31,6 +31,8 @@ typedef struct ReportInput {
         const BulkFreeView *bulk_free;  /* measured bulk-free holds (pcptuned), may be NULL */
         bool dry_run;
         usec_t timestamp_usec;          /* CLOCK_REALTIME of the snapshot; 0: now */
+        size_t n_policy_errors;         /* the policies did not load (set and plan NULL): errors printed before */
+        const char *policy_source;      /* ... from where (a directory) */
 } ReportInput;
 
 /* The pcp knob's state: "managed", "not managed", "changed by an administrator", "read-only", "absent". */

@@ -81,6 +81,20 @@ expect_rc "pcptunectl status --json" 0 "$PCPTUNECTL" --root "$root" --state-dir 
 grep -q '"running": false' "$tmp/out" && tap_ok "status --json says not running" || tap_fail "status --json" "$(cat "$tmp/out")"
 grep -q '"unavailable": "pcptuned is not running"' "$tmp/out" && tap_ok "status --json: bulk_free unavailable without the daemon" ||
 	tap_fail "status --json bulk_free" "$(cat "$tmp/out")"
+# Broken policies: exit 1, the errors, and no decision made as if no rule were active.
+mkdir -p "$tmp/broken" && cp "$top_srcdir/tests/policies/bad/bad-duration.yaml" "$tmp/broken/50.yaml"
+expect_rc "pcptunectl status with a broken policy exits 1" 1 "$PCPTUNECTL" --root "$root" --state-dir "$tmp/state" \
+	--policy-dir "$tmp/broken" --no-owner-check status
+if grep -q "^policies ($tmp/broken): not loaded, 1 error (above)$" "$tmp/out" &&
+	grep -q "^decision: none: the policies have 1 error (above); pcptuned does not start with them" "$tmp/out" &&
+	! grep -q "no active rule" "$tmp/out"; then
+	tap_ok "status with a broken policy: the errors, 'not loaded', no 'no active rule' decision"
+else
+	tap_fail "status broken policy" "$(cat "$tmp/out")"
+fi
+"$PCPTUNECTL" --root "$root" --state-dir "$tmp/state" --policy-dir "$tmp/broken" --no-owner-check --json status >"$tmp/out" 2>/dev/null
+grep -q '"reason": "none: the policies have 1 error (above)' "$tmp/out" && tap_ok "status --json with a broken policy: decision.reason says so" ||
+	tap_fail "status --json broken policy" "$(cat "$tmp/out")"
 expect_rc "pcptuned --bulk-free-period 1s is refused" 2 "$PCPTUNED" --bulk-free-period 1s --once
 expect_rc "the example policies validate" 0 "$PCPTUNECTL" validate --no-owner-check "$top_srcdir"/policies/examples/*.yaml
 expect_rc "pcptunectl restore without a journal" 0 "$PCPTUNECTL" --state-dir "$tmp/state" restore
