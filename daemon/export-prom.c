@@ -129,7 +129,7 @@ static void get_knob_original(const PromInput *in, PromEmit *e) {
 }
 
 static void get_knob_state(const PromInput *in, PromEmit *e) {
-        static const char *const states[] = { "managed", "admin_changed", "released" };
+        static const char *const states[] = { "managed", "admin_changed", "not_managed" };
         for (size_t i = 0; i < in->n_knobs; i++) {
                 const PromKnob *k = &in->knobs[i];
                 if (!k->present)
@@ -424,7 +424,7 @@ static const PromMetric prom_table[] = {
           "value a stop leaves: the recorded original while pcptuned manages the knob, else the current value",
           get_knob_original },
         { "pcptune_knob_state", PROM_GAUGE, "", { "knob", "state", NULL },
-          "1 for the knob's state (managed, admin_changed, released), 0 for the others", get_knob_state },
+          "1 for the knob's state (managed, admin_changed, not_managed), 0 for the others", get_knob_state },
         { "pcptune_knob_writes_total", PROM_COUNTER, "", { "knob", NULL }, "values pcptuned wrote to the knob",
           get_knob_writes },
         { "pcptune_knob_restores_total", PROM_COUNTER, "", { "knob", NULL },

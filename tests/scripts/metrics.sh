@@ -62,7 +62,7 @@ want=$("$PCPTUNED" --dry-run --once --json --root "$tmp/root" --policy-dir "$min
 daemon_pid=$!
 managed() { value_is "$(ks managed)" 1 && value_is "pcptune_knob_writes_total$K" 1; }
 if wait_for 50 managed && value_is "pcptune_knob_value$K" "$want" && value_is "pcptune_knob_target_value$K" "$want" &&
-	value_is "pcptune_knob_original_value$K" 0 && value_is "$(ks released)" 0 && value_is pcptune_dry_run 0 &&
+	value_is "pcptune_knob_original_value$K" 0 && value_is "$(ks not_managed)" 0 && value_is pcptune_dry_run 0 &&
 	value_is 'pcptune_rule_state{policy="test-minimum",rule="floor",state="active"}' 1 &&
 	value_is "pcptune_knob_refused_writes_total$K" 0 && [ "$(cat "$knob")" = "$want" ]; then
 	tap_ok "after the write: value $want, target $want, original 0, state managed, 1 write"
@@ -109,10 +109,10 @@ fi
 # No rule wants the knob any more: the original is written back.
 rm -f "$minimum"/*.yaml
 kill -HUP "$daemon_pid"
-released() { value_is "$(ks released)" 1 && value_is "pcptune_knob_restores_total$K" 1; }
-if wait_for 50 released && value_is "pcptune_knob_value$K" 0 && ! value "pcptune_knob_target_value$K" >/dev/null &&
+handed_back() { value_is "$(ks not_managed)" 1 && value_is "pcptune_knob_restores_total$K" 1; }
+if wait_for 50 handed_back && value_is "pcptune_knob_value$K" 0 && ! value "pcptune_knob_target_value$K" >/dev/null &&
 	! grep -q '^pcptune_rule_state' "$prom"; then
-	tap_ok "after the reload to no policy: restored (1 restore), released, no target, no rule"
+	tap_ok "after the reload to no policy: restored (1 restore), not_managed, no target, no rule"
 else
 	tap_fail "metrics after the restore" "$(cat "$prom")"
 fi
@@ -146,7 +146,7 @@ minimum=$(policy_dir minimum)
 dry_pid=$!
 dry_ok() { value_is pcptune_dry_run 1 && value_is "pcptune_knob_target_value$K" "$want"; }
 if wait_for 50 dry_ok && value_is "pcptune_knob_value$K" 0 && value_is "pcptune_knob_writes_total$K" 0 &&
-	value_is "$(ks released)" 1 && [ "$(cat "$knob")" = 0 ]; then
+	value_is "$(ks not_managed)" 1 && [ "$(cat "$knob")" = 0 ]; then
 	tap_ok "a dry-run daemon writes metrics: would set $want (target), value 0, no write"
 else
 	tap_fail "dry-run metrics" "$(cat "$tmp/log-dry")" "$(cat "$prom" 2>&1)"

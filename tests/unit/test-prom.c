@@ -136,7 +136,7 @@ static void test_render(void **state) {
         assert_non_null(
                 strstr(out, "\npcptune_knob_state{knob=\"vm.percpu_pagelist_high_fraction\",state=\"managed\"} 1\n"));
         assert_non_null(
-                strstr(out, "\npcptune_knob_state{knob=\"vm.percpu_pagelist_high_fraction\",state=\"released\"} 0\n"));
+                strstr(out, "\npcptune_knob_state{knob=\"vm.percpu_pagelist_high_fraction\",state=\"not_managed\"} 0\n"));
         assert_non_null(strstr(out, "# TYPE pcptune_knob_writes_total counter\n"
                                     "pcptune_knob_writes_total{knob=\"vm.percpu_pagelist_high_fraction\"} 3\n"));
         assert_non_null(strstr(out, "\npcptune_knob_refused_writes_total{knob=\"vm.percpu_pagelist_high_fraction\"} 1\n"));
