@@ -207,23 +207,25 @@ static void probe_batched_frees(const ProbeInput *in, ProbeResult *r) {
                 return;
         }
         r->answer = exitpath && (decay || !has_decay) ? PROBE_YES : decay ? PROBE_PARTIAL : PROBE_NO;
+        /* The paths' kernel names are in pcptunectl(8); the row says what an operator sees. */
         set_text(r->evidence,
-                 "by version %s%s (nothing the kernel prints shows it): a free past high (process exit) moves %s per "
-                 "zone->lock hold; decay_pcp_high() %s; drain_pages_zone() %s (scale_max %d%s)",
-                 vt, from_proc_version ? " (/proc/version)" : "", exitpath ? "at most batch pages (6.19+)" : "up to batch << scale_max pages",
-                 !has_decay ? "does not exist (fixed high)"
-                 : decay    ? "frees in steps of batch (6.12.67+, 6.18.7+, 6.19+)"
-                            : "frees up to batch << scale_max at once",
-                 drain ? "in steps of batch << scale_max" : "whole lists at once", scale,
-                 in->features && in->features->batch_scale_max ? ", vm.pcp_batch_scale_max"
-                                                               : ", CONFIG_PCP_BATCH_SCALE_MAX");
+                 "by kernel version %s%s (nothing the kernel prints shows it): a process exit frees %s per "
+                 "zone->lock hold; idle lists shrink %s; draining a CPU's lists frees %s (scale_max %d: %s)",
+                 vt, from_proc_version ? " (/proc/version)" : "",
+                 exitpath ? "at most batch pages (6.19+)" : "up to batch << scale_max pages",
+                 !has_decay ? "never (high is fixed before 6.7)"
+                 : decay    ? "by batch pages per hold (6.12.67+, 6.18.7+, 6.19+)"
+                            : "by up to batch << scale_max pages per hold",
+                 drain ? "batch << scale_max pages per hold" : "whole lists in one hold", scale,
+                 in->features && in->features->batch_scale_max ? "vm.pcp_batch_scale_max"
+                                                               : "CONFIG_PCP_BATCH_SCALE_MAX");
         set_text(r->effect, "%s",
                  exitpath ? "each zone->lock hold is at most batch pages whatever high is: a smaller pcp high no "
                             "longer shortens lock holds at exit, it only bounds the memory parked on pcp lists; "
                             "plan's lock-hold figures are batch"
-                          : "an exit holds zone->lock for up to min(batch << scale_max, high - batch) pages per "
-                            "bulk free: a smaller pcp high (pcp: {high: minimum}) shortens each hold; plan gives "
-                            "the figure per fraction");
+                          : "each bulk free at exit holds zone->lock for up to min(batch << scale_max, high - batch) "
+                            "pages: a smaller pcp high (pcp: {high: minimum}) shortens each hold; plan gives the "
+                            "pages per fraction");
 }
 
 /* ---- dying memcg reparenting ----
@@ -257,10 +259,9 @@ static void probe_reparenting(const ProbeInput *in, ProbeResult *r) {
                          declared);
         } else if (in->kernel.major > 0 && kernel_version_cmp(&in->kernel, &(KernelVersion){ 6, 18, UINT_MAX }) <= 0) {
                 r->answer = PROBE_NO;
-                set_text(r->evidence, "by version %s: LRU folios are not reparented when a memcg goes offline in "
-                                      "mainline through 6.18 (\"Eliminate Dying Memory Cgroup\" is in linux-next); "
-                                      "tests/live/live-reparent.sh sees removed memcgs stay dying while their page "
-                                      "cache is resident",
+                set_text(r->evidence, "by kernel version %s: through 6.18 a removed memcg stays dying while page "
+                                      "cache charged to it is resident (handing that cache to the parent is in "
+                                      "linux-next only); tests/live/live-reparent.sh shows it",
                          vt);
         } else {
                 r->answer = PROBE_UNKNOWN;

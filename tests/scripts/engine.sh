@@ -297,7 +297,7 @@ printf 'nr_descendants 1\nnr_dying_descendants 40\n' >"$cg/pods/cgroup.stat"
 printf 'nr_descendants 0\nnr_dying_descendants 0\n' >"$cg/pods/c1/cgroup.stat"
 : >"$cg/pods/memory.reclaim"
 out=$("$PCPTUNED" --dry-run --once --root "$tmp/root" --policy-dir "$reparent" 2>&1)
-if printf '%s' "$out" | grep -q "dying memcg reparenting: no - by version 6.18.44" &&
+if printf '%s' "$out" | grep -q "dying memcg reparenting: no - by kernel version 6.18.44" &&
 	printf '%s' "$out" | grep -q "looking for subtrees holding dying memcgs" &&
 	! printf '%s' "$out" | grep -q "stays inactive"; then
 	tap_ok "6.18: no reparenting, reclaim-dying looks for subtrees"

@@ -120,15 +120,15 @@ static void test_batched_frees(void **state) {
                 ProbeAnswer want;
                 const char *in_evidence;
         } cases[] = {
-                { "6.1.0-57-amd64", PROBE_NO, "whole lists at once" },  /* 6.1.0 without /proc/version */
-                { "6.1.192-vmtest", PROBE_NO, "drain_pages_zone() in steps of batch << scale_max" },
+                { "6.1.0-57-amd64", PROBE_NO, "draining a CPU's lists frees whole lists in one hold" },  /* 6.1.0 without /proc/version */
+                { "6.1.192-vmtest", PROBE_NO, "draining a CPU's lists frees batch << scale_max pages per hold" },
                 { "6.6.20", PROBE_NO, "whole lists" },
-                { "6.12.66", PROBE_NO, "decay_pcp_high() frees up to batch << scale_max at once" },
-                { "6.12.67", PROBE_PARTIAL, "decay_pcp_high() frees in steps of batch" },
-                { "6.12.117+deb12-amd64", PROBE_PARTIAL, "up to batch << scale_max pages per zone->lock hold" },
+                { "6.12.66", PROBE_NO, "idle lists shrink by up to batch << scale_max pages per hold" },
+                { "6.12.67", PROBE_PARTIAL, "idle lists shrink by batch pages per hold" },
+                { "6.12.117+deb12-amd64", PROBE_PARTIAL, "a process exit frees up to batch << scale_max pages per zone->lock hold" },
                 { "6.18.6", PROBE_NO, NULL },
                 { "6.18.44-fc-v857", PROBE_PARTIAL, NULL },
-                { "6.19.0", PROBE_YES, "at most batch pages" },
+                { "6.19.0", PROBE_YES, "a process exit frees at most batch pages" },
                 { "7.1.3", PROBE_YES, NULL },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
@@ -152,7 +152,7 @@ static void test_batched_frees(void **state) {
         const ProbeResult *r = kernel_probes_find(&p, PROBE_BATCHED_FREES);
         assert_int_equal(r->answer, PROBE_NO);
         assert_non_null(strstr(r->evidence, "6.1.192 (/proc/version)"));
-        assert_non_null(strstr(r->evidence, "drain_pages_zone() in steps of batch << scale_max"));
+        assert_non_null(strstr(r->evidence, "draining a CPU's lists frees batch << scale_max pages per hold"));
         root_remove(root);
 }
 
@@ -277,7 +277,7 @@ static void test_probe_rows(void **state) {
         assert_non_null(f);
         kernel_probes_print(f, &p);
         fclose(f);
-        assert_non_null(strstr(buf, "  batched bulk frees: partial - by version 6.12.117"));
+        assert_non_null(strstr(buf, "  batched bulk frees: partial - by kernel version 6.12.117"));
         for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
                 assert_true(strlen(line) < 100);
         free(buf);
