@@ -90,8 +90,9 @@ static const struct CtlOptionHelp {
         const char *text;
 } ctl_options[] = {
         { "status restore plan snapshot repair",
-          "  -r, --root DIR         kernel files below DIR (default /); for plan also a directory of\n"
-          "                         snapshots (one table for the fleet) or a snapshot .tar.gz" },
+          "  -r, --root DIR         kernel files below DIR (default /); for plan and status also a\n"
+          "                         snapshot .tar.gz, for plan a directory of snapshots (one table\n"
+          "                         for the fleet)" },
         { "status restore resume plan repair liveness",
           "  -s, --state-dir DIR    pcptuned's state directory (default " STATE_DIR_DEFAULT "; plan keeps a\n"
           "                         measured memcg cost there)" },
@@ -1310,6 +1311,32 @@ static int no_arguments(const char *cmd, char **args) {
 }
 
 static int run_command(CtlOptions *o, const char *cmd, char **args) {
+        /* A snapshot archive: status reads it unpacked, as plan does (cmd_plan()); the commands that write
+         * below the root or capture from it take a directory. */
+        if (ends_with(o->root, ".tar.gz") && streq(cmd, "status")) {
+                _cleanup_(freep) char *tmp = strdup("/tmp/pcptune-status.XXXXXX");
+                const char *archive = o->root;
+                if (!tmp || !mkdtemp(tmp))
+                        return log_oom(), 1;
+                int r = tar_extract(archive, tmp);
+                if (r < 0) {
+                        log_error("Failed to unpack %s: %s", archive, errno_str(r));
+                        rm_rf(tmp);
+                        return 1;
+                }
+                o->root = tmp;
+                r = cmd_status(o);
+                o->root = archive;
+                rm_rf(tmp);
+                return r;
+        }
+        if (ends_with(o->root, ".tar.gz") && !streq(cmd, "plan") && !streq(cmd, "validate") &&
+            !streq(cmd, "history")) {
+                fprintf(stderr, "pcptunectl %s: --root %s is a snapshot archive, which only plan and status read; "
+                                "%s needs a directory\n",
+                        cmd, o->root, cmd);
+                return 2;
+        }
         if (streq(cmd, "status"))
                 return cmd_status(o);
         if (streq(cmd, "validate"))

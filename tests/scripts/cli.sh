@@ -81,6 +81,15 @@ expect_rc "pcptunectl status --json" 0 "$PCPTUNECTL" --root "$root" --state-dir 
 grep -q '"running": false' "$tmp/out" && tap_ok "status --json says not running" || tap_fail "status --json" "$(cat "$tmp/out")"
 grep -q '"unavailable": "pcptuned is not running"' "$tmp/out" && tap_ok "status --json: bulk_free unavailable without the daemon" ||
 	tap_fail "status --json bulk_free" "$(cat "$tmp/out")"
+# A snapshot archive: status reads it as plan does; the commands that need a directory say so.
+"$PCPTUNECTL" snapshot --root "$root" -o "$tmp/snap.tar.gz" >/dev/null 2>&1
+"$PCPTUNECTL" --root "$tmp/snap.tar.gz" --state-dir "$tmp/state" --policy-dir "$top_srcdir/tests/policies/empty" \
+	--no-owner-check status >"$tmp/out" 2>&1; rc=$?
+[ $rc = 0 ] && grep -q "^1    Normal" "$tmp/out" && grep -q "^decision:" "$tmp/out" &&
+	tap_ok "status --root F.tar.gz reads the snapshot" || tap_fail "status on a .tar.gz" "exit $rc" "$(cat "$tmp/out")"
+expect_rc "repair --root F.tar.gz is refused" 2 "$PCPTUNECTL" --root "$tmp/snap.tar.gz" repair
+grep -q "is a snapshot archive, which only plan and status read; repair needs a directory" "$tmp/out" &&
+	tap_ok "and says why" || tap_fail "repair on a .tar.gz" "$(cat "$tmp/out")"
 # Broken policies: exit 1, the errors, and no decision made as if no rule were active.
 mkdir -p "$tmp/broken" && cp "$top_srcdir/tests/policies/bad/bad-duration.yaml" "$tmp/broken/50.yaml"
 expect_rc "pcptunectl status with a broken policy exits 1" 1 "$PCPTUNECTL" --root "$root" --state-dir "$tmp/state" \
