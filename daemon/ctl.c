@@ -444,36 +444,6 @@ static int cmd_status(const CtlOptions *o) {
         return r < 0 ? 1 : 0;
 }
 
-/*
- * --since/--until: "2026-12-01", "2026-12-01 15:04[:05]", "2026-12-01T15:04:05Z" (UTC), "now", or a duration
- * ("7d", "1h30m") meaning that long ago.  CLOCK_REALTIME µs.  0 or -EINVAL.
- */
-static int parse_history_time(const char *s, usec_t now, usec_t *ret) {
-        static const char *const formats[] = { "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S",
-                                               "%Y-%m-%d %H:%M", "%Y-%m-%d" };
-        usec_t d;
-
-        if (streq(s, "now")) {
-                *ret = now;
-                return 0;
-        }
-        for (size_t i = 0; i < ELEMENTSOF(formats); i++) {
-                struct tm tm = { 0 };
-                const char *end = strptime(s, formats[i], &tm);
-                if (!end || *end)
-                        continue;
-                time_t t = timegm(&tm);
-                if (t < 0)
-                        return -EINVAL;
-                *ret = (usec_t) t * USEC_PER_SEC;
-                return 0;
-        }
-        if (parse_duration(s, &d) < 0 || d > now)
-                return -EINVAL;
-        *ret = now - d;
-        return 0;
-}
-
 /* The pcptune fields of an entry (KNOB=, OLD=, POLICY=, RULE=, ...: upper-case names, no trusted "_" ones). */
 static json_object *history_fields(sd_journal *j) {
         json_object *o = json_object_new_object();
@@ -520,12 +490,12 @@ static int cmd_history(const CtlOptions *o) {
         json_object *list = NULL;
         int r;
 
-        if (o->since && parse_history_time(o->since, now, &since) < 0) {
+        if (o->since && parse_time_point(o->since, now, &since) < 0) {
                 log_error("Invalid --since '%s': a date (2026-12-01, 2026-12-01 15:04:05, UTC), now, or a time ago (7d)",
                           o->since);
                 return 2;
         }
-        if (o->until && parse_history_time(o->until, now, &until) < 0) {
+        if (o->until && parse_time_point(o->until, now, &until) < 0) {
                 log_error("Invalid --until '%s': a date (2026-12-01, 2026-12-01 15:04:05, UTC), now, or a time ago (7d)",
                           o->until);
                 return 2;

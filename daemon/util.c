@@ -516,6 +516,40 @@ const char *format_timestamp_utc(char *buf, size_t size, usec_t t) {
         return buf;
 }
 
+int parse_time_point(const char *s, usec_t now, usec_t *ret) {
+        static const char *const formats[] = { "%Y-%m-%dT%H:%M:%SZ", "%Y-%m-%d %H:%M:%S", "%Y-%m-%dT%H:%M:%S",
+                                               "%Y-%m-%d %H:%M", "%Y-%m-%d" };
+        usec_t d;
+
+        if (!s)
+                return -EINVAL;
+        if (streq(s, "now")) {
+                *ret = now;
+                return 0;
+        }
+        /* Dates start with a digit: strptime() would also skip leading blanks. */
+        for (size_t i = 0; isdigit((unsigned char) s[0]) && i < ELEMENTSOF(formats); i++) {
+                struct tm tm = { 0 }, back;
+                const char *end = strptime(s, formats[i], &tm);
+                if (!end || *end)
+                        continue;
+                struct tm want = tm;
+                time_t t = timegm(&tm);
+                /* timegm() normalises 2026-02-30 into March and 23:59:60 into the next minute: refuse
+                 * what it had to move (the fields it returns differ from those parsed). */
+                if (t < 0 || !gmtime_r(&t, &back) || back.tm_year != want.tm_year || back.tm_mon != want.tm_mon ||
+                    back.tm_mday != want.tm_mday || back.tm_hour != want.tm_hour || back.tm_min != want.tm_min ||
+                    back.tm_sec != want.tm_sec)
+                        return -EINVAL;
+                *ret = (usec_t) t * USEC_PER_SEC;
+                return 0;
+        }
+        if (parse_duration(s, &d) < 0 || d > now)
+                return -EINVAL;
+        *ret = now - d;
+        return 0;
+}
+
 const char *str_escape(const char *s, char *buf, size_t size) {
         static const char hex[] = "0123456789abcdef";
         size_t n = 0;

@@ -91,6 +91,41 @@ static void test_parse_duration(void **state) {
         assert_int_equal(parse_duration("", &u), -EINVAL);
 }
 
+static void test_parse_time_point(void **state) {
+        const usec_t now = 1796000000 * USEC_PER_SEC; /* 2026-11-30T00:53:20Z */
+        usec_t u;
+        (void) state;
+        assert_int_equal(parse_time_point("now", now, &u), 0);
+        assert_int_equal(u, now);
+        assert_int_equal(parse_time_point("2026-11-30", now, &u), 0);
+        assert_int_equal(u, 1795996800 * USEC_PER_SEC);
+        assert_int_equal(parse_time_point("2026-11-30 00:53", now, &u), 0);
+        assert_int_equal(u, 1795999980 * USEC_PER_SEC);
+        assert_int_equal(parse_time_point("2026-11-30 00:53:20", now, &u), 0);
+        assert_int_equal(u, now);
+        assert_int_equal(parse_time_point("2026-11-30T00:53:20Z", now, &u), 0);
+        assert_int_equal(u, now);
+        assert_int_equal(parse_time_point("2026-11-30T00:53:20", now, &u), 0);
+        assert_int_equal(u, now);
+        assert_int_equal(parse_time_point("7d", now, &u), 0);
+        assert_int_equal(u, now - 7 * 86400 * USEC_PER_SEC);
+        assert_int_equal(parse_time_point("1h30m", now, &u), 0);
+        assert_int_equal(u, now - 5400 * USEC_PER_SEC);
+        u = 42;
+        /* Dates that do not exist, before 1970, blanks, other words, longer ago than the epoch. */
+        assert_int_equal(parse_time_point("2026-02-30", now, &u), -EINVAL);
+        assert_int_equal(parse_time_point("2026-11-30 24:00", now, &u), -EINVAL);
+        assert_int_equal(parse_time_point("2026-11-30 23:59:60", now, &u), -EINVAL);
+        assert_int_equal(parse_time_point("1969-12-31", now, &u), -EINVAL);
+        assert_int_equal(parse_time_point(" 2026-11-30", now, &u), -EINVAL);
+        assert_int_equal(parse_time_point("2026-11-30 ", now, &u), -EINVAL);
+        assert_int_equal(parse_time_point("yesterday", now, &u), -EINVAL);
+        assert_int_equal(parse_time_point("", now, &u), -EINVAL);
+        assert_int_equal(parse_time_point("100000d", now, &u), -EINVAL);
+        assert_int_equal(parse_time_point(NULL, now, &u), -EINVAL);
+        assert_int_equal(u, 42);
+}
+
 static void test_cpulist(void **state) {
         unsigned n;
         int max;
@@ -266,6 +301,7 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_path_join_root),   cmocka_unit_test(test_parse_numbers),
                 cmocka_unit_test(test_parse_size),       cmocka_unit_test(test_parse_duration),
+                cmocka_unit_test(test_parse_time_point),
                 cmocka_unit_test(test_cpulist),          cmocka_unit_test(test_kernel_version),
                 cmocka_unit_test(test_format_bytes),     cmocka_unit_test(test_files),
                 cmocka_unit_test(test_fifo_and_devices), cmocka_unit_test(test_write_stays_below_root),
