@@ -552,6 +552,18 @@ static int cmd_history(const CtlOptions *o) {
         }
         if (r < 0)
                 log_warning_errno(r, "Failed to read the journal: %s; the list stops here", errno_str(r));
+        /* No journal file at all is not "no entries": say where pcptuned's history would be (stderr; the
+         * output stays empty, or [], for scripts). */
+        uint64_t bytes = 0;
+        if (r >= 0 && sd_journal_get_usage(j, &bytes) >= 0 && bytes == 0) {
+                if (o->directory)
+                        log_warning("No journal files in %s: nothing to read", o->directory);
+                else
+                        log_warning("No journal files to read (/var/log/journal, /run/log/journal): journald "
+                                    "does not run on this host, or this user may not read them (root, or the "
+                                    "systemd-journal or adm group); a pcptuned run in the foreground logs to its "
+                                    "stderr instead");
+        }
         if (list) {
                 printf("%s\n", json_object_array_length(list) == 0 ? "[]" : json_format(list, true));
                 json_object_put(list);

@@ -73,6 +73,15 @@ out=$(hist --since 2027-01-01 --json 2>&1); rc=$?
 [ $rc = 0 ] && [ "$out" = "[]" ] && tap_ok "no entries with --json: []" || tap_fail "empty json" "rc=$rc" "$out"
 "$PCPTUNECTL" history --since yesterday-ish >/dev/null 2>&1; [ $? = 2 ] && tap_ok "a bad --since is refused (exit 2)" ||
 	tap_fail "bad --since"
+"$PCPTUNECTL" history --until 2026-02-30 >/dev/null 2>&1; [ $? = 2 ] && tap_ok "a date that does not exist is refused (exit 2)" ||
+	tap_fail "--until 2026-02-30"
+# No journal file at all: the output stays empty ([]), a warning says why; entries exist but none match: silent.
+mkdir "$tmp/none"
+"$PCPTUNECTL" history --directory "$tmp/none" --json >"$tmp/out" 2>"$tmp/err"; rc=$?
+[ $rc = 0 ] && [ "$(cat "$tmp/out")" = "[]" ] && grep -q "No journal files in $tmp/none: nothing to read" "$tmp/err" &&
+	tap_ok "no journal files: [] and a warning on stderr" || tap_fail "no journal" "rc=$rc" "$(cat "$tmp/out" "$tmp/err")"
+hist --since 2027-01-01 >/dev/null 2>"$tmp/err"
+[ ! -s "$tmp/err" ] && tap_ok "a journal without matching entries: no warning" || tap_fail "warning with a journal" "$(cat "$tmp/err")"
 
 # The catalog: one entry per ID, and journalctl (from a root of its own) takes the file.
 cat=$top_srcdir/units/pcptune.catalog
