@@ -23,7 +23,7 @@ OUT=${VMTEST_OUT:-/tmp/vmtest-out}
 STARTED_MSGID=39f53479d3a045ac8e11786248231fbf # SD_MESSAGE_UNIT_STARTED
 mkdir -p "$OUT"
 passed=0 failed=0
-want=" ${*:-1 2 3 4 5 6 7 8 9 10 11 12 13 14 15} "
+want=" ${*:-1 2 3 4 5 6 16 7 8 9 10 11 12 13 14 15} "
 BOOT_FRAC=$(cat "$K")
 FMIN="" # the fraction of `high: minimum`, learnt in check 3
 
@@ -257,6 +257,58 @@ if runs 6; then
 	ok=1
 	[ "$rc" = 0 ] && [ "$after" = "$BOOT_FRAC" ] && [ ! -e /run/pcptune/restore.json ] && [ -d /run/pcptune ] && ok=0
 	result $ok 6 stop-restore "stop exit $rc: fraction $before -> $after (boot $BOOT_FRAC); restore.json $([ -e /run/pcptune/restore.json ] && echo present || echo removed); /run/pcptune $([ -d /run/pcptune ] && echo kept || echo gone)"
+fi
+
+# ---- 16. pcptunectl history from the real journal ---------------------------------------------------
+# A start that changes the knob and a stop that restores it: history lists both, in order, with the
+# MESSAGE_IDs the journal holds for them and that the installed catalog names.
+if runs 16; then
+	head_ 16 history
+	stop_unit
+	wait_for 50 frac_is "$BOOT_FRAC"
+	prev=$(cd "$PD" && ls -- *.yaml 2>/dev/null)
+	set_policies 50-minimum.yaml
+	cat=/usr/lib/systemd/catalog/pcptune.catalog
+	journalctl --update-catalog 2>&1 | evf
+	cid() { awk -v s="$1" '/^-- [0-9a-f]+$/ { id = $2 } index($0, "Subject: " s) == 1 { print id; exit }' "$cat"; }
+	id_change=$(cid "pcptuned changed") id_restore=$(cid "pcptuned restored")
+	since=$(date -u -d "@$(($(date -u +%s) - 1))" '+%Y-%m-%d %H:%M:%S')
+	c=$(cursor)
+	systemctl start "$U"
+	wait_for 100 sh -c "[ \"\$(cat $K)\" != '$BOOT_FRAC' ]"
+	F=$(frac)
+	systemctl stop "$U"
+	wait_for 50 frac_is "$BOOT_FRAC"
+	# journald may still be writing the stop's entries: wait for the restore to be in the journal.
+	wait_for 50 sh -c "journalctl -q --no-pager --cursor='$c' MESSAGE_ID=$id_restore | grep -q ."
+	pcptunectl history --since "$since" >"$OUT/16-history.txt" 2>"$OUT/16-history.err"; hrc=$?
+	pcptunectl history --since "$since" --json >"$OUT/16-history.json" 2>>"$OUT/16-history.err"
+	evf <"$OUT/16-history.txt"
+	evf <"$OUT/16-history.err"
+	# The journal's own view of the two entries (MESSAGE_ID of the entries with NEW=F and NEW=boot).
+	j_change=$(jafter "$c" -o json _SYSTEMD_UNIT="$U" KNOB=vm.percpu_pagelist_high_fraction NEW="$F" | head -n 1 | jfield MESSAGE_ID)
+	j_restore=$(jafter "$c" -o json _SYSTEMD_UNIT="$U" KNOB=vm.percpu_pagelist_high_fraction NEW="$BOOT_FRAC" | head -n 1 | jfield MESSAGE_ID)
+	# history --json: "type" then "message_id" in each object.
+	pairs=$(awk -F'"' '/"type": / { t = $4 } /"message_id": / { print t, $4 }' "$OUT/16-history.json" | paste -sd';')
+	ev "catalog: change $id_change, restore $id_restore; journal: change $j_change, restore $j_restore; --json: $pairs"
+	kinds=$(awk '{ print $2 }' "$OUT/16-history.txt" | grep -v '^reload$' | paste -sd' ')
+	why=""
+	[ "$hrc" = 0 ] || why="$why history exit $hrc;"
+	[ "$F" != "$BOOT_FRAC" ] || why="$why the knob did not change;"
+	[ "$kinds" = "change restore" ] || why="$why kinds '$kinds' (want change restore);"
+	grep -Eq "^[0-9T:-]+Z  change +vm\.percpu_pagelist_high_fraction: $BOOT_FRAC -> $F \(policy sd-minimum, rule floor" "$OUT/16-history.txt" ||
+		why="$why no change line $BOOT_FRAC -> $F;"
+	grep -Eq "^[0-9T:-]+Z  restore +restored vm\.percpu_pagelist_high_fraction: $F -> $BOOT_FRAC" "$OUT/16-history.txt" ||
+		why="$why no restore line $F -> $BOOT_FRAC;"
+	[ -n "$id_change" ] && [ "$j_change" = "$id_change" ] && [ -n "$id_restore" ] && [ "$j_restore" = "$id_restore" ] ||
+		why="$why journal MESSAGE_IDs differ from the catalog's;"
+	case ";$pairs;" in *";change $id_change;"*";restore $id_restore;"*) ;; *) why="$why --json message_ids;" ;; esac
+	journalctl --no-pager -x MESSAGE_ID="$id_restore" -n 1 2>/dev/null | grep -q "Subject: pcptuned restored" ||
+		why="$why journalctl -x has no catalog text;"
+	result $([ -z "$why" ] && echo 0 || echo 1) 16 history \
+		"start and stop: history lists '$kinds' ($BOOT_FRAC -> $F -> $BOOT_FRAC) with the catalog's MESSAGE_IDs;${why:- as the journal holds them}"
+	# shellcheck disable=SC2086 # the file names of the policy directory before this check
+	[ -n "$prev" ] && set_policies $prev
 fi
 
 # ---- 7. watchdog: a stopped daemon is killed and restarted, the restart restores ----------
