@@ -420,6 +420,25 @@ static size_t edit_distance(const char *a, const char *b) {
         return row[lb];
 }
 
+/* A hint for an unknown word: "; did you mean 'W'?" for the one of words within 1 edit ("minimun" ->
+ * "minimum"), 2 from 8 characters on ("chidlless"), else "" ("maximum" is 2 edits from "minimum" and
+ * means its opposite). */
+static const char *word_hint(const char *word, const char *const *words, size_t n, char *buf, size_t size) {
+        size_t best = SIZE_MAX, bi = 0;
+
+        for (size_t i = 0; i < n; i++) {
+                size_t d = edit_distance(word, words[i]);
+                if (d < best) {
+                        best = d;
+                        bi = i;
+                }
+        }
+        buf[0] = 0;
+        if (best > 0 && best <= (strlen(word) >= 8 ? 2u : 1u) && best < strlen(word))
+                snprintf(buf, size, "; did you mean '%s'?", words[bi]);
+        return buf;
+}
+
 /* A hint for an unknown key: the known key within 2 edits ("hihg" -> "high"), or how a goal is written. */
 static const char *key_hint(const char *what, const char *key, const Field *fields, size_t n, char *buf, size_t size) {
         size_t best = SIZE_MAX, bi = 0;
@@ -690,7 +709,14 @@ static int parse_keyword(Parser *p, void *dest) {
                         *(int *) dest = spec->words[i].value;
                 return parser_next(p);
         }
-        return parser_bad_scalar(p, "expected %s, found %s", spec->what, event_describe(p, buf, sizeof(buf)));
+        /* A misspelt word ("chidless"): the closest one. */
+        const char *words[ELEMENTSOF(spec->words)];
+        size_t n = 0;
+        char hint[64];
+        for (size_t i = 0; i < ELEMENTSOF(spec->words) && spec->words[i].word; i++)
+                words[n++] = spec->words[i].word;
+        return parser_bad_scalar(p, "expected %s, found %s%s", spec->what, event_describe(p, buf, sizeof(buf)),
+                                 word_hint(v, words, n, hint, sizeof hint));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1113,9 +1139,20 @@ static int parse_goal(Parser *p, PcpGoal *ret) {
                         return parser_bad_scalar(p, "expected a size above 0 like 2MiB before 'per %s', found '%s'",
                                                  cpu ? "cpu" : "node", size);
                 *ret = (PcpGoal){ cpu ? PCP_GOAL_BYTES_PER_CPU : PCP_GOAL_BYTES_PER_NODE, v };
-        } else
-                return parser_bad_scalar(p, "expected a pcp high goal (%s), found %s", goal_forms,
-                                         event_describe(p, buf, sizeof(buf)));
+        } else {
+                /* A misspelt word: "minimun", "defalt", or the unit of "8x bacth". */
+                static const char *const words[] = { "minimum", "default" };
+                static const char *const batch[] = { "batch" };
+                const char *sp = strrchr(s, ' ');
+                char hint[160];
+                uint64_t m;
+                word_hint(s, words, ELEMENTSOF(words), hint, sizeof hint);
+                if (!hint[0] && sp && sp[1] && sscanf(s, "%" SCNu64 "x", &m) == 1 &&
+                    word_hint(sp + 1, batch, 1, hint, sizeof hint)[0])
+                        snprintf(hint, sizeof hint, "; did you mean '%.*s batch'?", (int) (sp - s), s);
+                return parser_bad_scalar(p, "expected a pcp high goal (%s), found %s%s", goal_forms,
+                                         event_describe(p, buf, sizeof(buf)), hint);
+        }
         return parser_next(p);
 }
 
@@ -1355,8 +1392,22 @@ static int parse_action(Parser *p, void *dest) {
         a->line = (unsigned) start.line + 1;
         a->column = (unsigned) start.column + 1;
         if (p->event.type != YAML_MAPPING_START_EVENT) {
-                parser_error(p, &start, "expected an action (a mapping with reclaim-dying or percpu-depopulate), found %s",
-                             event_describe(p, buf, sizeof(buf)));
+                /* "action: reclaim-dying" (or a misspelling of it): how it is written. */
+                char hint[160] = "";
+                if (p->event.type == YAML_SCALAR_EVENT) {
+                        const char *v = scalar_value(p), *name = NULL;
+                        for (size_t i = 0; i < ELEMENTSOF(action_table) && !name; i++)
+                                if (edit_distance(v, action_table[i].name) <= 2)
+                                        name = action_table[i].name;
+                        if (name)
+                                snprintf(hint, sizeof hint, streq(v, name) ? "; an action is a mapping: {%s: {OPTIONS}} "
+                                                                             "(pcptune.policy(5))"
+                                                                           : "; did you mean {%s: {OPTIONS}}? "
+                                                                             "(pcptune.policy(5))",
+                                         name);
+                }
+                parser_error(p, &start, "expected an action (a mapping with reclaim-dying or percpu-depopulate), found %s%s",
+                             event_describe(p, buf, sizeof(buf)), hint);
                 r = parser_skip_node(p);
                 return r < 0 ? r : -EINVAL;
         }
@@ -1375,9 +1426,13 @@ static int parse_action(Parser *p, void *dest) {
                         parser_error(p, &key, "expected exactly one action, found a second one %s",
                                      event_describe(p, buf, sizeof(buf)));
                 } else if (i >= ELEMENTSOF(action_table)) {
-                        parser_error(p, &key, "expected an action (reclaim-dying or percpu-depopulate), found %s%s",
+                        static const char *const names[] = { "reclaim-dying", "percpu-depopulate" };
+                        char hint[64] = "";
+                        if (p->event.type == YAML_SCALAR_EVENT)
+                                word_hint(scalar_value(p), names, ELEMENTSOF(names), hint, sizeof hint);
+                        parser_error(p, &key, "expected an action (reclaim-dying or percpu-depopulate), found %s%s%s",
                                      p->event.type == YAML_SCALAR_EVENT ? "unknown action " : "",
-                                     event_describe(p, buf, sizeof(buf)));
+                                     event_describe(p, buf, sizeof(buf)), hint);
                 } else {
                         a->kind = action_table[i].kind;
                         if ((r = parser_next(p)) < 0)
