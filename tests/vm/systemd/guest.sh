@@ -373,7 +373,7 @@ if runs 8; then
 	read -r -t 1 -u 3 _
 	read -r ts _ </proc/uptime
 	if [ -x /usr/local/bin/pcptune-forkstorm ]; then
-		# 3000 processes paced over 6 s (500/s), far above 200/s for 2 s.
+		# 3000 processes paced over 6 s (500/s), far above 100/s for 2 s (~200/s when the host is loaded).
 		storm=$(/usr/local/bin/pcptune-forkstorm 3000 6)
 	else
 		pids=""
