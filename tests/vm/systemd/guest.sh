@@ -22,7 +22,7 @@ DROPIN=/etc/systemd/system/$U.d
 OUT=${VMTEST_OUT:-/tmp/vmtest-out}
 STARTED_MSGID=39f53479d3a045ac8e11786248231fbf # SD_MESSAGE_UNIT_STARTED
 mkdir -p "$OUT"
-passed=0 failed=0
+passed=0 failed=0 skipped=0
 want=" ${*:-1 2 3 4 5 6 16 7 8 9 10 11 12 13 14 15} "
 BOOT_FRAC=$(cat "$K")
 FMIN="" # the fraction of `high: minimum`, learnt in check 3
@@ -407,7 +407,12 @@ if runs 8; then
 	jgrep "$c" 'exit|proc|-> ' | evf
 	ev "storm: $storm; from $ts to $te ($(sub "$ts" "$te") s, ~$rate exits/s); fraction $base -> $f_storm at $t_change, back to $base at $t_back"
 	ok=1
-	if [ "$t_change" != - ] && [ "$t_back" != - ]; then
+	if [ "$t_change" = - ] && [ "$rate" -lt 200 ]; then
+		# No storm to react to: the guest could not fork twice the rule's rate (a loaded TCG host
+		# gave 40/s).  Said as such, never counted as a pass.
+		skipped=$((skipped + 1))
+		echo "SKIP 8 exit-storm - no storm: the guest forked ${rate}/s for $(sub "$ts" "$te") s, under twice the rule's 100/s; the fraction stayed $base"
+	elif [ "$t_change" != - ] && [ "$t_back" != - ]; then
 		in_window=$(awk -v c="$t_change" -v s="$ts" -v e="$te" 'BEGIN { print (c >= s && c <= e + 2) ? 1 : 0 }')
 		[ "$in_window" = 1 ] && { [ -z "$FMIN" ] || [ "$f_storm" = "$FMIN" ]; } &&
 			printf '%s\n' "$listen" | grep -q '^Listening' && ok=0
@@ -415,7 +420,7 @@ if runs 8; then
 	else
 		detail="fraction $base -> ${f_storm} (change at $t_change, back at $t_back; storm ${rate}/s for $(sub "$ts" "$te") s)"
 	fi
-	result $ok 8 exit-storm "$detail; '${listen:0:100}'"
+	[ "$t_change" = - ] && [ "$rate" -lt 200 ] || result $ok 8 exit-storm "$detail; '${listen:0:100}'"
 fi
 
 # ---- 9. PSI trigger ---------------------------------------------------------------------------
@@ -684,5 +689,5 @@ stop_unit
 journalctl -b --no-pager -o short-monotonic >"$OUT/journal.txt" 2>&1
 journalctl -b --no-pager -u "$U" -o json >"$OUT/pcptuned.json" 2>&1
 cp "$UNITFILE" "$OUT/"
-echo "# end: fraction $(frac) (boot $BOOT_FRAC); $passed passed, $failed failed"
+echo "# end: fraction $(frac) (boot $BOOT_FRAC); $passed passed, $failed failed, $skipped skipped"
 [ "$failed" = 0 ]
