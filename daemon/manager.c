@@ -8,13 +8,11 @@
 #include <sys/file.h>
 #include <sys/inotify.h>
 #include <sys/stat.h>
-#include <sys/utsname.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
 
 #include "actuator.h"
 #include "export-prom.h"
-#include "calibration.h"
 #include "model-percpu.h"
 #include "log.h"
 #include "manager.h"
@@ -28,25 +26,12 @@
 #include "report.h"
 #include "snapshot.h"
 #include "source-table.h"
-#include "source-bulkfree.h"
+#include "sampler-bulkfree.h"
 #include "triggers.h"
 
 #define STATUS_FILE "status.json"
 
-/* Bulk-free tracing (see on_bulk_timer()). */
-#define BULK_WINDOW_USEC (1 * USEC_PER_SEC)
-#define BULK_PERIOD_DEFAULT_USEC (60 * USEC_PER_SEC)
-#define BULK_PERIOD_MIN_USEC (5 * USEC_PER_SEC)      /* a storm restarts tracing at most this often */
-#define BULK_KEEP_USEC (600 * USEC_PER_SEC)          /* the metrics' window */
-#define BULK_WINDOW_CAPACITY 16384                   /* bulk frees kept (16 KiB x 12 B) */
-/* Trace text per read: the kernel formats it inside read(), ~50 ms of CPU per MiB on the live host;
- * a storm is read every second, so a read is kept well under that. */
-#define BULK_READ_MAX_BYTES ((size_t) 2 << 20)
-#define BULK_BUFFER_TOTAL_KB 4096U
-#define BULK_BUFFER_MIN_KB 128U
-#define BULK_BUFFER_MAX_KB 1024U
-#define BULK_COST_BUDGET 0.005                       /* reading: 0.5% of one CPU on average */
-#define BULK_STORM_BUDGET 0.02                       /* 2% while tracing a storm continuously */
+#define BULK_PERIOD_DEFAULT_USEC (60 * USEC_PER_SEC)  /* one second of bulk-free tracing per period */
 
 struct Manager {
         char *root;
@@ -84,28 +69,11 @@ struct Manager {
         char *policy_dir_name;            /* the last component of the policy directory's path */
         sd_event_source *reload_debounce;
 
-        /* pcp bulk-free holds from a private trace instance (source-bulkfree.h), with a duty cycle. */
-        BulkFreeSource *bulk;
-        sd_event_source *bulk_timer;
-        char bulk_why[256];               /* why pcp.bulk_free.* is unavailable */
-        usec_t bulk_window_cost;          /* CPU spent reading in the current window */
-        usec_t bulk_window_start;
-        usec_t bulk_period_usec;          /* one BULK_WINDOW_USEC of tracing per period; 0: never */
+        /* pcp bulk-free holds, sampled with a duty cycle, and the calibration fitted from them. */
+        BulkSampler *bulk;
+        usec_t bulk_period_usec;          /* --bulk-free-period; 0: never */
         char *calibration_dir;
         bool calibration_dir_given;       /* --calibration-dir */
-        bool cal_save_warned;
-        Calibration cal;                  /* time per page, fitted from the measured bulk frees */
-        bool cal_valid;                   /* cal holds a fit (loaded or made) */
-        uint64_t cal_seen;                /* window records already added to cal */
-        /* bulk_free_p99 goals: the time per page they are solved with, changed with hysteresis
-         * (manager_goal_feedback()), and what the last sample decided. */
-        double goal_ns;
-        usec_t goal_ns_changed;
-        usec_t goal_applied_at;           /* since when the knob holds the goal's fraction (0: not) */
-        bool goal_active;
-        PcpGoal goal;
-        int goal_fraction;
-        double goal_predicted_ns;
         Snapshot *prev;                   /* the last snapshot: costly sources are reused from it */
         unsigned zoneinfo_skips, memcg_skips;
 
@@ -131,8 +99,7 @@ Manager *manager_free(Manager *m) {
                 return NULL;
         actuator_free(m->act);
         triggers_free(m->triggers);
-        sd_event_source_disable_unref(m->bulk_timer);
-        bulk_free_source_free(m->bulk);
+        bulk_sampler_free(m->bulk);
         sd_event_source_disable_unref(m->inotify);
         sd_event_source_disable_unref(m->inotify_parent);
         free(m->policy_dir_name);
@@ -189,8 +156,6 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         m->json = cfg->json;
         m->check_owner = cfg->check_owner;
         m->report = cfg->report ?: stdout;
-        snprintf(m->bulk_why, sizeof m->bulk_why, "%s",
-                 cfg->once ? "measured by the running pcptuned only (not with --once)" : "not started");
         r = actuator_new(&(ActuatorConfig){ .root = m->root, .state_dir = m->state_dir, .dry_run = m->dry_run,
                                             .once = m->once, .eval = m->eval, .probes = &m->probes,
                                             .counters = &m->counters },
@@ -387,25 +352,6 @@ static void manager_open_metrics(Manager *m) {
                 log_info("Writing metrics to %s/%s after every sample", m->metrics_dir, PROM_FILE);
 }
 
-/* The calibration of earlier runs: a file read back by a root daemon, validated like any input. */
-static void manager_load_calibration(Manager *m) {
-        /* Another root (a snapshot, a test tree) is not this host: its calibration only when named. */
-        int r = streq(m->root, "/") || m->calibration_dir_given ? calibration_load(m->calibration_dir, &m->cal) : -ENOENT;
-        if (r >= 0) {
-                m->cal_valid = true;
-                m->goal_ns = calibration_p99_ns_per_page(&m->cal);
-                eval_state_set_ns_per_page(m->eval, m->goal_ns);
-                log_full_errno(m->once ? LOG_DEBUG : LOG_INFO, 0,
-                               "Bulk-free calibration from %s: %.1f ns per page (%.0f bulk frees, kernel %s)",
-                               m->calibration_dir, m->cal.ns_per_page, m->cal.n, m->cal.kernel);
-                return;
-        }
-        m->cal = (Calibration){ 0 };
-        if (r != -ENOENT)
-                log_warning_errno(r, "Failed to read the calibration in %s: %s; starting a new one", m->calibration_dir,
-                                  errno_str(r));
-}
-
 int manager_startup(Manager *m) {
         int r;
 
@@ -415,7 +361,13 @@ int manager_startup(Manager *m) {
         r = manager_load_policies(m, true);
         if (r < 0)
                 return r;
-        manager_load_calibration(m);
+        r = bulk_sampler_new(&(BulkSamplerConfig){ .root = m->root, .period_usec = m->bulk_period_usec,
+                                                   .calibration_dir = m->calibration_dir,
+                                                   .calibration_dir_given = m->calibration_dir_given,
+                                                   .dry_run = m->dry_run, .once = m->once },
+                             m->eval, &m->bulk);
+        if (r < 0)
+                return log_oom();
         manager_open_metrics(m);
         if (m->dry_run)
                 return 0;
@@ -584,73 +536,6 @@ static void manager_exit_metric(Manager *m, const Snapshot *s, MetricValues *mv,
                                                              : "the proc connector is not open";
 }
 
-/* Read what the trace buffer holds now (bounded), counting the CPU it took against the window's budget. */
-static void manager_bulk_read(Manager *m) {
-        BulkFreeCounters c;
-        int r;
-
-        if (!bulk_free_source_tracing(m->bulk))
-                return;
-        r = bulk_free_source_read(m->bulk, BULK_READ_MAX_BYTES);
-        bulk_free_source_counters(m->bulk, &c);
-        m->bulk_window_cost += c.last_cost_usec;
-        if (r < 0)
-                log_debug_errno(r, "Failed to read the trace instance: %s", errno_str(r));
-}
-
-static void manager_bulk_free_view(Manager *m, usec_t now, BulkFreeView *v) {
-        *v = (BulkFreeView){ .why = m->bulk_why, .window_usec = BULK_KEEP_USEC };
-        if (!m->bulk)
-                return;
-        /* The buffer is read at the bulk-free timer's ticks only: a sample (every second during an exit
-         * storm) must not wait for the kernel to format trace text. */
-        bulk_free_source_counters(m->bulk, &v->c);
-        if (v->c.windows == 0 || (v->c.windows == 1 && bulk_free_source_tracing(m->bulk))) {
-                v->why = "no tracing window has completed yet";
-                return;
-        }
-        if (bulk_free_window_summarize(bulk_free_source_window(m->bulk), now > BULK_KEEP_USEC ? now - BULK_KEEP_USEC : 0,
-                                       &v->sum) < 0) {
-                v->why = "out of memory";
-                return;
-        }
-        v->available = true;
-}
-
-static void manager_bulk_free_metrics(const BulkFreeView *v, MetricValues *mv) {
-        if (!v->available) {
-                for (MetricId i = METRIC_PCP_BULK_FREE_P99; i <= METRIC_PCP_BULK_FREE_SAMPLES; i++) {
-                        mv->available[i] = false;
-                        mv->why_unavailable[i] = v->why;
-                }
-                return;
-        }
-        /* No bulk free in the window: no hold to bound, so 0 (the window itself was traced). */
-        metric_set(mv, METRIC_PCP_BULK_FREE_P99, v->sum.p99_seconds);
-        metric_set(mv, METRIC_PCP_BULK_FREE_PAGES_P99, (double) v->sum.pages_p99);
-        metric_set(mv, METRIC_PCP_BULK_FREE_SAMPLES, (double) v->sum.samples);
-}
-
-/* What the last sample decided for a bulk_free_p99 goal, and since when the knob holds it. */
-static void manager_goal_track(Manager *m, const Decision *decision, usec_t now) {
-        const KnobDecision *d = &decision->knobs[KNOB_PCP_HIGH_FRACTION];
-        bool active = d->wanted && d->goal.kind == PCP_GOAL_BULK_FREE_P99 &&
-                      (d->solve_error >= 0 || d->solve_error == -ERANGE);
-
-        if (!active || d->value != m->goal_fraction || !m->goal_active)
-                m->goal_applied_at = 0;
-        m->goal_active = active;
-        if (!active)
-                return;
-        m->goal = d->goal;
-        m->goal_fraction = (int) d->value;
-        m->goal_predicted_ns = d->predicted_ns;
-        int64_t v;
-        if (m->goal_applied_at == 0 && !m->dry_run && knob_read(m->root, knob_desc(KNOB_PCP_HIGH_FRACTION), &v) >= 0 &&
-            v == d->value)
-                m->goal_applied_at = now;
-}
-
 static int manager_report(Manager *m, const ReportInput *in);
 
 /* The kernel features and probes, with what acting found out (the fraction floor, memory.reclaim's args). */
@@ -691,8 +576,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
         manager_exit_metric(m, s, &mv, now, cheap);
         actuator_probe_reclaim_args(m->act, s, m->policies);
         BulkFreeView bulk;
-        manager_bulk_free_view(m, now, &bulk);
-        manager_bulk_free_metrics(&bulk, &mv);
+        bulk_sampler_view(m->bulk, now, &bulk, &mv);
         manager_estimate_memcg_cost(m, s);
 
         manager_probe_kernel(m, s);
@@ -709,7 +593,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
         MemcgCost cost;
         manager_memcg_cost(m, s, &cost);
         actuator_set_memcg_cost(m->act, &cost);
-        actuator_set_calibration_note(m->act, m->bulk ? "tracing" : m->bulk_why);
+        actuator_set_calibration_note(m->act, bulk_sampler_why(m->bulk));
         if (actuator_act(m->act, s, &decision) & ACT_PAGESETS_CHANGED) {
                 /* The report and STATUS= show what the knob holds now, and the next sample reads
                  * zoneinfo again: the pagesets just changed. */
@@ -718,7 +602,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
                         s->knob.value = v;
                 m->zoneinfo_skips = UINT_MAX;
         }
-        manager_goal_track(m, &decision, now);
+        bulk_sampler_goal_track(m->bulk, &decision, now);
 
         m->counters.samples++;
         m->last_sample_cpu_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu0;
@@ -772,192 +656,6 @@ static int manager_report(Manager *m, const ReportInput *in) {
 
 static int manager_sample(Manager *m) {
         return manager_sample_full(m, false);
-}
-
-/*
- * The duty cycle: tracing on for BULK_WINDOW_USEC every period, and on for as long as an exit storm
- * lasts (the proc connector's rate, when a rule opened it), read at each tick.  Tracing costs in
- * the kernel (an event per page freed, ~0.2 us inside the free path) and reading costs the daemon
- * CPU (the text is formatted by the kernel in read()): a window whose reads took more than
- * BULK_COST_BUDGET of the wall time pushes the next window out in proportion, and a storm stops
- * being traced continuously once one second of it costs more than BULK_STORM_BUDGET.
- */
-/*
- * Add the bulk frees measured since the last call to the calibration and refit; the daemon (not
- * a dry run) keeps it in calibration.json.  The file is written at most once per window.
- */
-static void manager_calibrate(Manager *m) {
-        const BulkFreeWindow *w = bulk_free_source_window(m->bulk);
-        _cleanup_(freep) BulkFreeRecord *recs = NULL;
-        struct utsname u;
-        int r;
-
-        if (w->total <= m->cal_seen)
-                return;
-        size_t n = (size_t) MIN(w->total - m->cal_seen, (uint64_t) w->n);
-        m->cal_seen = w->total;
-        recs = malloc(MAX(n, (size_t) 1) * sizeof(BulkFreeRecord));
-        if (!recs)
-                return;
-        n = bulk_free_window_newest(w, n, recs);
-        bool had = m->cal_valid;
-        r = calibration_add(&m->cal, recs, n);
-        if (r < 0) {
-                log_debug_errno(r, "No calibration from %.0f bulk frees yet: %s", m->cal.n, errno_str(r));
-                return;
-        }
-        m->cal_valid = true;
-        if (uname(&u) >= 0)
-                snprintf(m->cal.kernel, sizeof m->cal.kernel, "%s", u.release);
-        m->cal.updated = (int64_t) time(NULL);
-        log_full_errno(had ? LOG_DEBUG : LOG_INFO, 0,
-                       "Bulk-free calibration: %.1f ns per page (standard error %.1f ns, RMS residual %.1f us; p99 of "
-                       "single bulk frees %.1f ns per page) from %.0f bulk frees of %" PRIu64 "-%" PRIu64 " pages",
-                       m->cal.ns_per_page, m->cal.ns_per_page_stderr, m->cal.rms_residual_ns / 1000.0,
-                       m->cal.ns_per_page_p99, m->cal.n,
-                       m->cal.pages_min, m->cal.pages_max);
-        if (m->dry_run)
-                return;
-        r = calibration_save(m->calibration_dir, &m->cal);
-        if (r == -ENOENT && !m->cal_save_warned)
-                log_info("%s does not exist (the unit's StateDirectory= makes it): the calibration is kept in "
-                         "memory only", m->calibration_dir);
-        else if (r < 0 && r != -ENOENT)
-                log_warning_errno(r, "Failed to save the calibration in %s: %s, ignoring", m->calibration_dir,
-                                  errno_str(r));
-        m->cal_save_warned = m->cal_save_warned || r == -ENOENT;
-}
-
-/* A bulk_free_p99 goal, once applied, against what is measured: calibration_goal_feedback(). */
-static void manager_goal_feedback(Manager *m, usec_t now) {
-        BulkFreeSummary sum;
-        char gbuf[64];
-
-        if (!m->cal_valid)
-                return;
-        if (m->goal_ns <= 0) {
-                /* The first calibration: goals can be solved from now on. */
-                m->goal_ns = calibration_p99_ns_per_page(&m->cal);
-                m->goal_ns_changed = now;
-                eval_state_set_ns_per_page(m->eval, m->goal_ns);
-                if (m->goal_active)
-                        log_info("Bulk-free goals are solved with %.1f ns per page from now on", m->goal_ns);
-                return;
-        }
-        if (!m->goal_active || m->goal_applied_at == 0 || !m->bulk)
-                return;
-        if (bulk_free_window_summarize(bulk_free_source_window(m->bulk), m->goal_applied_at, &sum) < 0 ||
-            sum.samples < GOAL_MIN_SAMPLES)
-                return;
-        double measured = sum.p99_seconds * 1e9;
-        GoalFeedback fb = calibration_goal_feedback(measured, sum.samples, (double) m->goal.value,
-                                                    m->goal_predicted_ns, calibration_p99_ns_per_page(&m->cal), m->goal_ns,
-                                                    now - m->goal_ns_changed);
-        if (fb == GOAL_TOO_FEW || fb == GOAL_AGREES || fb < 0)
-                return;
-        if (fb == GOAL_KEEP) {
-                log_debug("pcp.high %s: measured p99 %.0f us (%" PRIu64 " bulk frees) disagrees with the target or the "
-                          "prediction %.0f us; calibration %.1f ns per page against %.1f in use, changed %.0f s ago: "
-                          "keeping fraction %d",
-                          pcp_goal_to_string(&m->goal, gbuf, sizeof gbuf), measured / 1000.0, sum.samples,
-                          m->goal_predicted_ns / 1000.0, calibration_p99_ns_per_page(&m->cal), m->goal_ns,
-                          (double) (now - m->goal_ns_changed) / 1e6, m->goal_fraction);
-                return;
-        }
-        log_notice("pcp.high %s: measured p99 %.0f us over %" PRIu64 " bulk frees at fraction %d, predicted %.0f us; "
-                   "the refitted calibration moved from %.1f to %.1f ns per page: solving the goal again",
-                   pcp_goal_to_string(&m->goal, gbuf, sizeof gbuf), measured / 1000.0, sum.samples, m->goal_fraction,
-                   m->goal_predicted_ns / 1000.0, m->goal_ns, calibration_p99_ns_per_page(&m->cal));
-        m->goal_ns = calibration_p99_ns_per_page(&m->cal);
-        m->goal_ns_changed = now;
-        m->goal_applied_at = 0;
-        eval_state_set_ns_per_page(m->eval, m->goal_ns);
-}
-
-static int on_bulk_timer(sd_event_source *es, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
-        usec_t now = now_usec(CLOCK_MONOTONIC), next;
-        int r;
-
-        if (!bulk_free_source_tracing(m->bulk)) {
-                r = bulk_free_source_start(m->bulk);
-                if (r < 0) {
-                        log_warning_errno(r, "Failed to start tracing bulk frees: %s, retrying in %.0f s", errno_str(r),
-                                          (double) m->bulk_period_usec / 1e6);
-                        next = m->bulk_period_usec;
-                } else {
-                        m->bulk_window_cost = 0;
-                        m->bulk_window_start = now;
-                        next = BULK_WINDOW_USEC;
-                }
-        } else if (triggers_exits_busy(m->triggers, now) &&
-                   (double) m->bulk_window_cost <= BULK_STORM_BUDGET * (double) (now - m->bulk_window_start)) {
-                manager_bulk_read(m);
-                next = BULK_WINDOW_USEC;
-        } else {
-                BulkFreeCounters c;
-                r = bulk_free_source_stop(m->bulk);
-                bulk_free_source_counters(m->bulk, &c);
-                m->bulk_window_cost += c.last_cost_usec;
-                if (r < 0)
-                        log_debug_errno(r, "Failed to stop tracing bulk frees: %s", errno_str(r));
-                manager_calibrate(m);
-                manager_goal_feedback(m, now);
-                usec_t on = now - m->bulk_window_start;
-                next = m->bulk_period_usec > on ? m->bulk_period_usec - on : 0;
-                usec_t stretch = (usec_t) ((double) m->bulk_window_cost / BULK_COST_BUDGET);
-                if (stretch > on + next) {
-                        log_info("Reading the trace buffer took %" PRIu64 " us of CPU in %.1f s of tracing: next "
-                                 "window in %.0f s instead of %.0f s",
-                                 m->bulk_window_cost, (double) on / 1e6, (double) (stretch - on) / 1e6,
-                                 (double) next / 1e6);
-                        next = stretch - on;
-                }
-        }
-        r = sd_event_source_set_time(es, now_usec(CLOCK_MONOTONIC) + next);
-        if (r >= 0)
-                r = sd_event_source_set_enabled(es, SD_EVENT_ONESHOT);
-        if (r < 0)
-                return log_error_errno(r, "Failed to re-arm the bulk-free timer: %s", errno_str(r));
-        return 0;
-}
-
-static void manager_setup_bulk_free(Manager *m) {
-        _cleanup_(topology_done) Topology topo = { 0 };
-        int r;
-
-        if (m->bulk_period_usec == 0) {
-                snprintf(m->bulk_why, sizeof m->bulk_why, "disabled (--bulk-free-period 0)");
-                return;
-        }
-        /* A bounded buffer: BULK_BUFFER_TOTAL_KB over the CPUs, within [BULK_BUFFER_MIN_KB, BULK_BUFFER_MAX_KB]. */
-        unsigned cpus = topology_read(m->root, &topo) >= 0 ? MAX(topo.possible_cpus, topo.online_cpus) : 1;
-        unsigned kb = CLAMP(BULK_BUFFER_TOTAL_KB / MAX(cpus, 1U), BULK_BUFFER_MIN_KB, BULK_BUFFER_MAX_KB);
-        /* mm_page_free is sampled by pfn, as sparsely as the smallest batch allows (bulk_free_free_shift()). */
-        unsigned smallest = UINT_MAX;
-        Zoneinfo zi = { 0 };
-        if (zoneinfo_read(m->root, &zi) >= 0)
-                for (size_t i = 0; i < zi.n_zones; i++)
-                        for (size_t c = 0; zi.zones[i].populated && c < zi.zones[i].n_cpus; c++)
-                                if (zi.zones[i].cpus[c].batch > 1)
-                                        smallest = MIN(smallest, (unsigned) zi.zones[i].cpus[c].batch);
-        zoneinfo_done(&zi);
-        unsigned shift = bulk_free_free_shift(smallest == UINT_MAX ? 1 : smallest);
-        r = bulk_free_source_new(m->root, kb, shift, BULK_WINDOW_CAPACITY, &m->bulk, m->bulk_why, sizeof m->bulk_why);
-        if (r < 0) {
-                log_info("pcp.bulk_free.* are unavailable: %s", m->bulk_why);
-                return;
-        }
-        r = sd_event_add_time(m->event, &m->bulk_timer, CLOCK_MONOTONIC, now_usec(CLOCK_MONOTONIC) + BULK_WINDOW_USEC,
-                              0, on_bulk_timer, m);
-        if (r < 0) {
-                snprintf(m->bulk_why, sizeof m->bulk_why, "no timer: %s", errno_str(r));
-                m->bulk = bulk_free_source_free(m->bulk);
-                return;
-        }
-        log_info("Measuring pcp bulk frees through tracefs: %.0f s of tracing every %.0f s and during exit storms, "
-                 "%u KiB of buffer per CPU, page frees recorded for 1 pfn in %u",
-                 (double) BULK_WINDOW_USEC / 1e6, (double) m->bulk_period_usec / 1e6, kb, 1U << shift);
 }
 
 static int on_timer(sd_event_source *s, uint64_t usec, void *userdata) {
@@ -1133,11 +831,7 @@ static void on_trigger_sample(void *userdata) {
 static void on_exits_busy(void *userdata, usec_t now) {
         Manager *m = userdata;
 
-        if (m->bulk && m->bulk_timer && !bulk_free_source_tracing(m->bulk) &&
-            now >= m->bulk_window_start + BULK_PERIOD_MIN_USEC) {
-                (void) sd_event_source_set_time(m->bulk_timer, now);
-                (void) sd_event_source_set_enabled(m->bulk_timer, SD_EVENT_ONESHOT);
-        }
+        bulk_sampler_storm(m->bulk, now);
 }
 
 /* The triggers open at the first sample, for the set loaded then (manager_exit_metric()). */
@@ -1171,7 +865,7 @@ static int manager_setup_loop(Manager *m) {
         r = manager_setup_triggers(m);
         if (r < 0)
                 return r;
-        manager_setup_bulk_free(m);
+        bulk_sampler_start(m->bulk, m->event, m->triggers);
         /* Pings WATCHDOG=1 at half of WatchdogSec when the unit sets it; no-op otherwise. */
         r = sd_event_set_watchdog(m->event, true);
         if (r < 0)
@@ -1184,8 +878,7 @@ static int manager_shutdown(Manager *m) {
         int r;
 
         (void) sd_notify(false, "STOPPING=1\nSTATUS=Restoring original values");
-        m->bulk_timer = sd_event_source_disable_unref(m->bulk_timer);
-        m->bulk = bulk_free_source_free(m->bulk);
+        bulk_sampler_stop(m->bulk);
         r = actuator_stop(m->act);
         if (m->prom) {
                 int q = prom_writer_remove(m->prom);
