@@ -6,7 +6,6 @@
 #include <math.h>
 #include <signal.h>
 #include <sys/file.h>
-#include <sys/inotify.h>
 #include <sys/stat.h>
 #include <systemd/sd-daemon.h>
 #include <systemd/sd-event.h>
@@ -20,6 +19,7 @@
 #include "metrics.h"
 #include "policy-eval.h"
 #include "policy.h"
+#include "policy-watch.h"
 #include "probe-kernel.h"
 #include "probe-percpu.h"
 #include "reclaim-watch.h"
@@ -62,12 +62,7 @@ struct Manager {
         /* What makes the daemon sample now instead of at its next tick (NULL without the loop). */
         Triggers *triggers;
         bool triggers_stale;              /* the policy set changed: update them at the next full sample */
-        sd_event_source *inotify;         /* the policy directory (what it resolves to now) */
-        dev_t inotify_dev;                /* ... whose inode is this one */
-        ino_t inotify_ino;
-        sd_event_source *inotify_parent;  /* the directory that holds it: a symlink retargeted, a directory replaced */
-        char *policy_dir_name;            /* the last component of the policy directory's path */
-        sd_event_source *reload_debounce;
+        PolicyWatch *policy_watch;        /* inotify on the policy directory (NULL without the loop) */
 
         /* pcp bulk-free holds, sampled with a duty cycle, and the calibration fitted from them. */
         BulkSampler *bulk;
@@ -100,10 +95,7 @@ Manager *manager_free(Manager *m) {
         actuator_free(m->act);
         triggers_free(m->triggers);
         bulk_sampler_free(m->bulk);
-        sd_event_source_disable_unref(m->inotify);
-        sd_event_source_disable_unref(m->inotify_parent);
-        free(m->policy_dir_name);
-        sd_event_source_disable_unref(m->reload_debounce);
+        policy_watch_free(m->policy_watch);
         snapshot_free(m->prev);
         sd_event_source_unref(m->timer);
         sd_event_source_unref(m->sig_term);
@@ -682,15 +674,14 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
         return sd_event_exit(m->event, 0);
 }
 
-static void manager_watch_policy_dir(Manager *m);
-
 static void manager_reload(Manager *m, const char *why) {
         (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading policies (%s)",
                           now_usec(CLOCK_MONOTONIC), why);
         if (manager_load_policies(m, false) >= 0)
                 m->triggers_stale = true;
         /* Whether or not the new set loaded: watch what the path names now, so a fix is seen. */
-        manager_watch_policy_dir(m);
+        if (m->policy_watch)
+                policy_watch_refresh(m->policy_watch);
         (void) manager_sample(m);
         (void) sd_notify(false, "READY=1");
         m->last_status[0] = 0;
@@ -701,117 +692,9 @@ static int on_reload(sd_event_source *s, const struct signalfd_siginfo *si, void
         return 0;
 }
 
-static int on_reload_debounced(sd_event_source *s, uint64_t usec, void *userdata) {
-        Manager *m = userdata;
+static void on_policy_dir_changed(void *userdata) {
         log_info("The policy directory changed: reloading");
-        manager_reload(m, "policy directory changed");
-        return 0;
-}
-
-/* An editor writes, renames and deletes in bursts, and so does kubelet: reload once, 300 ms after the last change. */
-static void manager_schedule_reload(Manager *m) {
-        if (!m->reload_debounce) {
-                if (sd_event_add_time_relative(m->event, &m->reload_debounce, CLOCK_MONOTONIC, 300 * USEC_PER_MSEC, 0,
-                                               on_reload_debounced, m) < 0)
-                        return;
-        } else {
-                (void) sd_event_source_set_time_relative(m->reload_debounce, 300 * USEC_PER_MSEC);
-                (void) sd_event_source_set_enabled(m->reload_debounce, SD_EVENT_ONESHOT);
-        }
-}
-
-/*
- * Which changes in the policy directory are worth a reload: policy files, and
- * kubelet's "..data", which every ConfigMap update renames over (see
- * policy_set_load_dir()); events about the directory itself (no name: its mode
- * changed, it was removed or moved, the queue overflowed).  Not editors' hidden
- * swap files, kubelet's "..<timestamp>" directories and "..data_tmp", nor any
- * other file.
- */
-static int on_policy_dir(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
-        Manager *m = userdata;
-
-        if (ev->len > 0 && !streq(ev->name, "..data") && !policy_file_name_valid(ev->name))
-                return 0;
-        manager_schedule_reload(m);
-        return 0;
-}
-
-/* In the directory holding the policy directory, only the policy directory's own name matters. */
-static int on_policy_parent(sd_event_source *s, const struct inotify_event *ev, void *userdata) {
-        Manager *m = userdata;
-
-        if (ev->len > 0 && !streq(ev->name, m->policy_dir_name))
-                return 0;
-        if (ev->len == 0 && !(ev->mask & IN_Q_OVERFLOW))
-                return 0;
-        manager_schedule_reload(m);
-        return 0;
-}
-
-/*
- * Watch the policy directory, and the directory that holds it.  inotify
- * watches an inode: a watch added through a symlink stays on the old target
- * when the link is retargeted (ln -sfn), and on the old directory when another
- * is renamed over it.  So the parent is watched for the directory's name, and
- * after every reload the directory is watched again if its path resolves to
- * another inode now.  (A symlink further up the path is only followed on
- * SIGHUP.)  Called at start-up and after every reload; failures are logged
- * and leave SIGHUP.
- */
-static void manager_watch_policy_dir(Manager *m) {
-        const char *dir = m->policy_dir ?: POLICY_DIR_DEFAULT;
-        struct stat st;
-        int r;
-
-        if (!m->event)
-                return;
-        if (!m->policy_dir_name) {
-                _cleanup_(freep) char *parent = NULL;
-                size_t len = strlen(dir), base;
-
-                while (len > 1 && dir[len - 1] == '/')
-                        len--;
-                base = len;
-                while (base > 0 && dir[base - 1] != '/')
-                        base--;
-                m->policy_dir_name = strndup(dir + base, len - base);
-                parent = base == 0 ? strdup(".") : strndup(dir, base);
-                if (!m->policy_dir_name || !parent) {
-                        log_oom();
-                        return;
-                }
-                if (m->policy_dir_name[0] && !streq(m->policy_dir_name, "/") && stat(parent, &st) >= 0 &&
-                    S_ISDIR(st.st_mode)) {
-                        r = sd_event_add_inotify(m->event, &m->inotify_parent, parent,
-                                                 IN_CREATE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_ONLYDIR,
-                                                 on_policy_parent, m);
-                        if (r < 0)
-                                log_warning_errno(r, "Failed to watch %s: %s; a retargeted %s needs SIGHUP", parent,
-                                                  errno_str(r), dir);
-                }
-        }
-
-        if (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode)) {
-                /* Gone, or never there (the embedded set): the parent's watch sees it come back. */
-                m->inotify = sd_event_source_disable_unref(m->inotify);
-                return;
-        }
-        if (m->inotify && st.st_dev == m->inotify_dev && st.st_ino == m->inotify_ino)
-                return;
-        if (m->inotify)
-                log_info("%s now resolves to another directory: watching that one", dir);
-        m->inotify = sd_event_source_disable_unref(m->inotify);
-        r = sd_event_add_inotify(m->event, &m->inotify, dir,
-                                 IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_DELETE | IN_CREATE | IN_ATTRIB |
-                                         IN_DELETE_SELF | IN_MOVE_SELF | IN_ONLYDIR,
-                                 on_policy_dir, m);
-        if (r < 0) {
-                log_warning_errno(r, "Failed to watch %s: %s; reload with SIGHUP", dir, errno_str(r));
-                return;
-        }
-        m->inotify_dev = st.st_dev;
-        m->inotify_ino = st.st_ino;
+        manager_reload(userdata, "policy directory changed");
 }
 
 static int on_resume(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata) {
@@ -861,7 +744,10 @@ static int manager_setup_loop(Manager *m) {
         r = sd_event_add_time(m->event, &m->timer, CLOCK_MONOTONIC, 0, 0, on_timer, m);
         if (r < 0)
                 return log_error_errno(r, "Failed to add the sampling timer: %s", errno_str(r));
-        manager_watch_policy_dir(m);
+        r = policy_watch_new(m->event, m->policy_dir ?: POLICY_DIR_DEFAULT, on_policy_dir_changed, m, &m->policy_watch);
+        if (r < 0)
+                return log_oom();
+        policy_watch_refresh(m->policy_watch);
         r = manager_setup_triggers(m);
         if (r < 0)
                 return r;
