@@ -25,19 +25,14 @@ struct PolicyWatch {
 
 int policy_watch_new(sd_event *event, const char *dir, void (*reload)(void *userdata), void *userdata,
                      PolicyWatch **ret) {
-        PolicyWatch *w = calloc(1, sizeof(PolicyWatch));
+        _cleanup_(policy_watch_freep) PolicyWatch *w = calloc(1, sizeof(PolicyWatch));
 
         if (!w)
                 return -ENOMEM;
-        w->dir = strdup(dir);
-        if (!w->dir) {
-                free(w);
+        *w = (PolicyWatch){ .event = sd_event_ref(event), .reload = reload, .userdata = userdata, .dir = strdup(dir) };
+        if (!w->dir)
                 return -ENOMEM;
-        }
-        w->event = sd_event_ref(event);
-        w->reload = reload;
-        w->userdata = userdata;
-        *ret = w;
+        *ret = TAKE_PTR(w);
         return 0;
 }
 

@@ -29,19 +29,17 @@ struct Triggers {
 };
 
 int triggers_new(sd_event *event, const char *root, const TriggerHooks *hooks, Triggers **ret) {
-        Triggers *t = calloc(1, sizeof(Triggers));
+        _cleanup_(triggers_freep) Triggers *t = calloc(1, sizeof(Triggers));
 
         if (!t)
                 return -ENOMEM;
-        t->root = strdup(root);
-        if (!t->root) {
-                free(t);
-                return -ENOMEM;
-        }
+        t->psi_fd = -EBADF;
         t->event = sd_event_ref(event);
         t->hooks = *hooks;
-        t->psi_fd = -EBADF;
-        *ret = t;
+        t->root = strdup(root);
+        if (!t->root)
+                return -ENOMEM;
+        *ret = TAKE_PTR(t);
         return 0;
 }
 
