@@ -25,7 +25,6 @@
 #include "reclaim-watch.h"
 #include "report.h"
 #include "snapshot.h"
-#include "source-table.h"
 #include "sampler-bulkfree.h"
 #include "triggers.h"
 

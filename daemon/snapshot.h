@@ -27,6 +27,26 @@ typedef enum PcpRegimeBasis {
         _PCP_REGIME_BASIS_MAX,
 } PcpRegimeBasis;
 
+/* The sources of a sample: the rows of the source table (source-table.c), read in this order. */
+typedef enum SourceId {
+        SOURCE_TOPOLOGY,
+        SOURCE_MEMINFO,
+        SOURCE_ZONEINFO,
+        SOURCE_VMSTAT,
+        SOURCE_PCP_KNOB,
+        SOURCE_BATCH_SCALE_MAX,
+        SOURCE_MEMCG,
+        SOURCE_PSI,
+        SOURCE_PERCPU_SYSFS,
+        SOURCE_PROC_VERSION,
+        SOURCE_PERCPU_STATS,
+        SOURCE_HOST_RECORD,
+        _SOURCE_MAX,
+        _SOURCE_INVALID = -EINVAL,
+} SourceId;
+
+#define SOURCE_BIT(id) (1u << (id))
+
 /*
  * One sample of the kernel's state, read below a root prefix.  Required:
  * meminfo, zoneinfo, topology; the rest is optional and flagged (a missing

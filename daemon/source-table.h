@@ -12,25 +12,6 @@
  * (and what a row's capture hook writes), so a snapshot holds what the
  * readers need.  A new source is its reader (source-*.c) plus one row here.
  */
-typedef enum SourceId {
-        SOURCE_TOPOLOGY,
-        SOURCE_MEMINFO,
-        SOURCE_ZONEINFO,
-        SOURCE_VMSTAT,
-        SOURCE_PCP_KNOB,
-        SOURCE_BATCH_SCALE_MAX,
-        SOURCE_MEMCG,
-        SOURCE_PSI,
-        SOURCE_PERCPU_SYSFS,
-        SOURCE_PROC_VERSION,
-        SOURCE_PERCPU_STATS,
-        SOURCE_HOST_RECORD,
-        _SOURCE_MAX,
-        _SOURCE_INVALID = -EINVAL,
-} SourceId;
-
-#define SOURCE_BIT(id) (1u << (id))
-
 #define SOURCE_FILES_MAX 16
 
 typedef struct SourceFile {
