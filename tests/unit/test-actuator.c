@@ -1,0 +1,180 @@
+/* SPDX-License-Identifier: GPL-2.0-or-later */
+/*
+ * The actuator (actuator.c) through its one entry point, actuator_act(), on a
+ * copy of a captured root tree: every managed knob of the table is set from a
+ * decision and handed back when no rule wants it, the row's probe value is
+ * written where the tree declares the kernel takes it and the solved value
+ * where it does not, the journal holds what was changed, and a knob the
+ * kernel lacks is left alone without counting as a failure.
+ */
+#include <inttypes.h>
+#include <sys/stat.h>
+
+#include "test-helpers.h"
+
+#include "actuator.h"
+#include "knob.h"
+#include "log.h"
+#include "policy-eval.h"
+#include "policy.h"
+#include "snapshot.h"
+#include "util.h"
+
+#define FRACTION_PATH "/proc/sys/vm/percpu_pagelist_high_fraction"
+#define SCALE_PATH "/proc/sys/vm/pcp_batch_scale_max"
+
+static void put(const char *root, const char *path, const char *text) {
+        char *p;
+        assert_true(asprintf(&p, "%s%s", root, path) > 0);
+        assert_int_equal(write_file_atomic(p, text, strlen(text), 0644), 0);
+        free(p);
+}
+
+static int64_t value(const char *root, const char *path) {
+        int64_t v;
+        assert_int_equal(read_int64_at(root, path, &v), 0);
+        return v;
+}
+
+static bool exists(const char *dir, const char *name) {
+        char *p;
+        assert_true(asprintf(&p, "%s/%s", dir, name) > 0);
+        bool r = access(p, F_OK) == 0;
+        free(p);
+        return r;
+}
+
+/* A writable copy of the live host's captured tree, the fraction at 0 and vm.pcp_batch_scale_max at 5. */
+static char *copy_root(void) {
+        char *d = test_mkdtemp("actuator"), *src = fixture_root("6.18.44-fc-live-smp2-24G", "root"), *cmd;
+        assert_true(asprintf(&cmd, "cp -r '%s/.' '%s/' && chmod -R u+w '%s' && mkdir -p '%s/.pcptune'", src, d, d, d) > 0);
+        assert_int_equal(system(cmd), 0);
+        free(cmd);
+        free(src);
+        put(d, FRACTION_PATH, "0\n");
+        put(d, SCALE_PATH, "5\n");
+        return d;
+}
+
+/* Evaluate one policy text on a fresh snapshot of root and act on the decision.  Returns actuator_act()'s. */
+static int act_on(Actuator *a, EvalState *st, const char *root, const char *policy) {
+        Diagnostics d = { 0 };
+        Policy *p = NULL;
+        Snapshot *s = NULL;
+        Decision dec = { 0 };
+        MetricValues mv;
+
+        assert_int_equal(policy_parse("t.yaml", policy, strlen(policy), &p, &d), 0);
+        PolicySet set = { .policies = &p, .n_policies = 1 };
+        assert_int_equal(snapshot_take(root, &s), 0);
+        metrics_from_snapshot(s, &mv);
+        assert_int_equal(policy_eval(&set, s, &mv, st, 0, &dec), 0);
+        int r = actuator_act(a, s, &dec);
+        decision_done(&dec);
+        snapshot_free(s);
+        policy_free(p);
+        diagnostics_done(&d);
+        return r;
+}
+
+#define BOTH "version: 1\nname: t\nrules:\n  - name: r\n    pcp: { high: minimum, batch_scale_max: 2 }\n"
+#define NONE "version: 1\nname: t\nrules:\n  - name: r\n    repair: pagesets\n    when: memcg.dying < 0\n"
+
+static Actuator *new_actuator(const char *root, const char *state_dir, EvalState *st, DaemonCounters *c) {
+        Actuator *a = NULL;
+        assert_int_equal(actuator_new(&(ActuatorConfig){ .root = root, .state_dir = state_dir, .once = true, .eval = st,
+                                                         .counters = c },
+                                      &a),
+                         0);
+        assert_int_equal(actuator_start(a), 0);
+        return a;
+}
+
+/* A kernel with the contrib patches (declared by the tree): -1 and the batch scale; then both handed back. */
+static void test_act_and_release(void **state) {
+        char *root = copy_root(), *sd = test_mkdtemp("actuator-state");
+        EvalState *st = eval_state_new();
+        DaemonCounters c = { 0 };
+        PromKnob pk[_KNOB_ID_MAX];
+
+        put(root, "/.pcptune/fraction-floor", "1\n");
+        Actuator *a = new_actuator(root, sd, st, &c);
+        assert_int_equal(actuator_probe_state(a, KNOB_PCP_HIGH_FRACTION), FEATURE_PRESENT);
+
+        assert_true(act_on(a, st, root, BOTH) & ACT_PAGESETS_CHANGED);
+        assert_int_equal(value(root, FRACTION_PATH), -1);
+        assert_int_equal(value(root, SCALE_PATH), 2);
+        const KnobState *k = actuator_knobs(a);
+        assert_true(k[KNOB_PCP_HIGH_FRACTION].managed && k[KNOB_PCP_HIGH_FRACTION].original == 0);
+        assert_true(k[KNOB_PCP_BATCH_SCALE_MAX].managed && k[KNOB_PCP_BATCH_SCALE_MAX].original == 5);
+        assert_true(k[KNOB_PCP_BATCH_SCALE_MAX].present && k[KNOB_PCP_BATCH_SCALE_MAX].value == 2);
+        assert_non_null(strstr(k[KNOB_PCP_BATCH_SCALE_MAX].last_change, "5 -> 2 (policy t, rule r: pcp.batch_scale_max 2)"));
+        assert_true(exists(sd, "restore.json"));
+        assert_int_equal(actuator_prom_knobs(a, pk), 2);
+        for (size_t i = 0; i < 2; i++)
+                assert_true(pk[i].has_target && pk[i].counters->writes == 1 && pk[i].present);
+        assert_int_equal(pk[0].target, -1);
+        assert_int_equal(pk[1].target, 2);
+
+        /* The same decision again: nothing to write. */
+        assert_int_equal(act_on(a, st, root, BOTH), 0);
+        assert_int_equal(actuator_prom_knobs(a, pk), 2);
+        assert_int_equal(pk[0].counters->writes, 1);
+
+        /* No rule sets them any more: both originals back, the journal empty. */
+        assert_true(act_on(a, st, root, NONE) & ACT_PAGESETS_CHANGED);
+        assert_int_equal(value(root, FRACTION_PATH), 0);
+        assert_int_equal(value(root, SCALE_PATH), 5);
+        assert_false(k[KNOB_PCP_HIGH_FRACTION].managed || k[KNOB_PCP_BATCH_SCALE_MAX].managed);
+        assert_int_equal(actuator_stop(a), 0);
+        assert_false(exists(sd, "restore.json"));
+        assert_int_equal(actuator_failures(a), 0);
+
+        actuator_free(a);
+        eval_state_free(st);
+        test_rm_rf(root);
+        test_rm_rf(sd);
+        free(root);
+        free(sd);
+}
+
+/* A stock kernel: the tree says -1 is refused (the solved minimum is written), and has no batch scale. */
+static void test_stock_kernel(void **state) {
+        char *root = copy_root(), *sd = test_mkdtemp("actuator-state"), *p;
+        EvalState *st = eval_state_new();
+        DaemonCounters c = { 0 };
+
+        assert_true(asprintf(&p, "%s" SCALE_PATH, root) > 0);
+        assert_int_equal(unlink(p), 0);
+        free(p);
+        Actuator *a = new_actuator(root, sd, st, &c);
+        assert_int_equal(actuator_probe_state(a, KNOB_PCP_HIGH_FRACTION), FEATURE_ABSENT);
+
+        assert_true(act_on(a, st, root, BOTH) & ACT_PAGESETS_CHANGED);
+        int64_t f = value(root, FRACTION_PATH);
+        assert_true(f >= 8);
+        const KnobState *k = actuator_knobs(a);
+        assert_false(k[KNOB_PCP_BATCH_SCALE_MAX].present || k[KNOB_PCP_BATCH_SCALE_MAX].managed);
+        assert_false(exists(root, "proc/sys/vm/pcp_batch_scale_max"));
+        assert_int_equal(actuator_failures(a), 0);
+
+        /* Stop hands the fraction back. */
+        assert_int_equal(actuator_stop(a), 0);
+        assert_int_equal(value(root, FRACTION_PATH), 0);
+
+        actuator_free(a);
+        eval_state_free(st);
+        test_rm_rf(root);
+        test_rm_rf(sd);
+        free(root);
+        free(sd);
+}
+
+int main(void) {
+        const struct CMUnitTest tests[] = {
+                cmocka_unit_test(test_act_and_release),
+                cmocka_unit_test(test_stock_kernel),
+        };
+        log_setup("test-actuator", LOG_TARGET_NULL, LOG_DEBUG);
+        return cmocka_run_group_tests(tests, NULL, NULL);
+}
