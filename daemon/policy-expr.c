@@ -646,6 +646,11 @@ static Expr *parse_unary(ExprParser *p) {
                         if (*s != ' ')
                                 *w++ = *s;
                 *w = 0;
+                if (w > packed && is_ascii_digit(w[-1])) {
+                        parser_fail(p, d, "expected a duration like 30s, 5m or 1h after 'for', found '%s': a duration "
+                                          "needs its unit (%ss)", text, packed);
+                        goto fail;
+                }
                 if (parse_duration(packed, &usec) < 0) {
                         parser_fail(p, d, "expected a duration like 30s, 5m or 1h after 'for', found '%s'", text);
                         goto fail;

@@ -640,7 +640,13 @@ static int parse_duration_field(Parser *p, void *dest) {
         r = parser_expect_scalar(p, spec->what);
         if (r < 0)
                 return r;
-        if (parse_duration(scalar_value(p), &u) < 0 || u < spec->min || (spec->max && u > spec->max))
+        /* In a policy a duration carries its unit: "10" could be seconds or minutes to its reader. */
+        const char *v = scalar_value(p);
+        size_t n = strlen(v);
+        if (n > 0 && is_ascii_digit(v[n - 1]))
+                return parser_bad_scalar(p, "expected %s, found %s: a duration needs its unit (%ss)", spec->expected,
+                                         event_describe(p, buf, sizeof(buf)), v);
+        if (parse_duration(v, &u) < 0 || u < spec->min || (spec->max && u > spec->max))
                 return parser_bad_scalar(p, "expected %s, found %s", spec->expected, event_describe(p, buf, sizeof(buf)));
         *(usec_t *) dest = u;
         return parser_next(p);

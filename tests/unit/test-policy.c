@@ -587,6 +587,8 @@ static void test_condition_errors(void **state) {
                 { "kernel > 6.1-rc1", "5:19: expected a kernel version like 5.14 or 6.1.0 for kernel, found '6.1-rc1'" },
                 { "cpus > 4 for", "5:22: expected a duration like 30s, 5m or 1h after 'for', found the end of the condition" },
                 { "cpus > 4 for 3 fortnights", "5:23: expected a duration like 30s, 5m or 1h after 'for', found '3 fortnights'" },
+                { "cpus > 4 for 10", "5:23: expected a duration like 30s, 5m or 1h after 'for', found '10': a duration needs its unit (10s)" },
+                { "cpus > 4 for 1m30", "5:23: expected a duration like 30s, 5m or 1h after 'for', found '1m30': a duration needs its unit (1m30s)" },
                 { "cpus > 4 for 3s for 4s", "5:26: expected 'and', 'or' or the end of the condition, found 'for'" },
                 { "(cpus > 4 for 3s) for 4s", "5:28: expected one 'for' per comparison or group, found a second one" },
                 { "(cpus > 4", "5:19: expected ')' to close the '(' at 5:10, found the end of the condition" },
