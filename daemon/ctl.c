@@ -490,14 +490,25 @@ static int cmd_history(const CtlOptions *o) {
         json_object *list = NULL;
         int r;
 
-        if (o->since && parse_time_point(o->since, now, &since) < 0) {
-                log_error("Invalid --since '%s': a date (2026-12-01, 2026-12-01 15:04:05, UTC), now, or a time ago (7d)",
-                          o->since);
-                return 2;
+        static const char *const names[2] = { "--since", "--until" };
+        const char *args[2] = { o->since, o->until };
+        usec_t *points[2] = { &since, &until };
+        for (size_t i = 0; i < 2; i++) {
+                if (!args[i])
+                        continue;
+                r = parse_time_point(args[i], now, points[i]);
+                if (r == -ERANGE) {
+                        log_error("Invalid %s '%s': no such date or time (UTC)", names[i], args[i]);
+                        return 2;
+                }
+                if (r < 0) {
+                        log_error("Invalid %s '%s': a date (2026-12-01, 2026-12-01 15:04:05, UTC), now, or a time "
+                                  "ago with its unit (7d, 12h)", names[i], args[i]);
+                        return 2;
+                }
         }
-        if (o->until && parse_time_point(o->until, now, &until) < 0) {
-                log_error("Invalid --until '%s': a date (2026-12-01, 2026-12-01 15:04:05, UTC), now, or a time ago (7d)",
-                          o->until);
+        if (since > until) {
+                log_error("--since %s is later than --until %s: nothing can match", o->since, o->until);
                 return 2;
         }
         r = o->directory ? sd_journal_open_directory(&j, o->directory, 0) : sd_journal_open(&j, SD_JOURNAL_LOCAL_ONLY);

@@ -521,7 +521,7 @@ int parse_time_point(const char *s, usec_t now, usec_t *ret) {
                                                "%Y-%m-%d %H:%M", "%Y-%m-%d" };
         usec_t d;
 
-        if (!s)
+        if (!s || !*s)
                 return -EINVAL;
         if (streq(s, "now")) {
                 *ret = now;
@@ -537,14 +537,17 @@ int parse_time_point(const char *s, usec_t now, usec_t *ret) {
                 time_t t = timegm(&tm);
                 /* timegm() normalises 2026-02-30 into March and 23:59:60 into the next minute: refuse
                  * what it had to move (the fields it returns differ from those parsed). */
-                if (t < 0 || !gmtime_r(&t, &back) || back.tm_year != want.tm_year || back.tm_mon != want.tm_mon ||
+                if (t < 0)
+                        return -EINVAL;
+                if (!gmtime_r(&t, &back) || back.tm_year != want.tm_year || back.tm_mon != want.tm_mon ||
                     back.tm_mday != want.tm_mday || back.tm_hour != want.tm_hour || back.tm_min != want.tm_min ||
                     back.tm_sec != want.tm_sec)
-                        return -EINVAL;
+                        return -ERANGE;
                 *ret = (usec_t) t * USEC_PER_SEC;
                 return 0;
         }
-        if (parse_duration(s, &d) < 0 || d > now)
+        /* A time ago carries its unit: "2026" is neither a date nor 2026 seconds. */
+        if (isdigit((unsigned char) s[strlen(s) - 1]) || parse_duration(s, &d) < 0 || d > now)
                 return -EINVAL;
         *ret = now - d;
         return 0;

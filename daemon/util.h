@@ -206,8 +206,9 @@ const char *format_timestamp_utc(char *buf, size_t size, usec_t t);
  * A point in time as an operator writes it (pcptunectl history --since/--until): a UTC date and time,
  * "2026-12-01", "2026-12-01 15:04", "2026-12-01 15:04:05", "2026-12-01T15:04:05[Z]"; "now"; or a
  * duration (parse_duration(): "7d", "1h30m") meaning that long before now.  now and *ret are
- * CLOCK_REALTIME µs.  A date that does not exist (2026-02-30, 24:00) or before 1970 is refused.
- * 0, or -EINVAL (*ret untouched).
+ * CLOCK_REALTIME µs.  0; -ERANGE for a date or time that does not exist (2026-02-30, 23:59:60);
+ * -EINVAL for anything else refused (before 1970, a duration without its unit, other words);
+ * *ret is untouched on error.
  */
 int parse_time_point(const char *s, usec_t now, usec_t *ret);
 
