@@ -585,14 +585,20 @@ static int manager_sample_full(Manager *m, bool cheap) {
         manager_memcg_cost(m, s, &cost);
         actuator_set_memcg_cost(m->act, &cost);
         actuator_set_calibration_note(m->act, bulk_sampler_why(m->bulk));
+        _cleanup_(snapshot_freep) Snapshot *after = NULL;
+        int64_t knob_before = s->has_knob ? s->knob.value : 0;
         if (actuator_act(m->act, s, &decision) & ACT_PAGESETS_CHANGED) {
                 /* The report and STATUS= show what the knob holds now, and the next sample reads
-                 * zoneinfo again: the pagesets just changed. */
+                 * zoneinfo again: the pagesets just changed.  --once prints its one report from a
+                 * fresh read, so that its pagesets are those after the write. */
                 int64_t v;
-                if (s->has_knob && knob_read(m->root, s->knob.desc, &v) >= 0)
+                if (m->once && snapshot_take(m->root, &after) < 0)
+                        after = NULL;
+                if (!after && s->has_knob && knob_read(m->root, s->knob.desc, &v) >= 0)
                         s->knob.value = v;
                 m->zoneinfo_skips = UINT_MAX;
         }
+        const Snapshot *shown = after ?: s;
         bulk_sampler_goal_track(m->bulk, &decision, now);
 
         m->counters.samples++;
@@ -603,9 +609,11 @@ static int manager_sample_full(Manager *m, bool cheap) {
         FeatureState floor = actuator_probe_state(m->act, KNOB_PCP_HIGH_FRACTION);
         if (floor != FEATURE_UNKNOWN && m->features.fraction_floor != floor)
                 manager_probe_kernel(m, s);
-        ReportInput in = { .snap = s, .mv = &mv, .set = m->policies, .decision = &decision,
+        ReportInput in = { .snap = shown, .mv = &mv, .set = m->policies, .decision = &decision,
                            .knobs = actuator_knobs(m->act), .features = &m->features, .probes = &m->probes,
-                           .memcg_cost = &cost, .bulk_free = &bulk, .dry_run = m->dry_run };
+                           .memcg_cost = &cost, .bulk_free = &bulk, .dry_run = m->dry_run, .once = m->once,
+                           .acted = after && after->has_knob && after->knob.value != knob_before,
+                           .acted_from = knob_before };
         r = manager_report(m, &in);
         if (r < 0)
                 return r;

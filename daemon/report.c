@@ -286,6 +286,10 @@ static const char *decision_reason(const ReportInput *in, char *buf, size_t size
         else if (d->solve_error < 0 && d->solve_error != -ERANGE)
                 snprintf(buf, size, "rule %s/%s wants pcp.high %s but it cannot be solved here: %s", d->policy->name,
                          d->rule->name, gbuf, errno_str(d->solve_error));
+        else if (in->acted)
+                snprintf(buf, size, "set %s %" PRId64 " -> %" PRId64 " (policy %s, rule %s: pcp.high %s%s)", s->knob.name,
+                         in->acted_from, s->knob.value, d->policy->name, d->rule->name, gbuf,
+                         d->solve_error == -ERANGE ? ", below the floor: minimum used" : "");
         else if (!decision_changes(in, &target))
                 snprintf(buf, size, "%s stays %" PRId64 ": policy %s, rule %s wants pcp.high %s%s", s->knob.name,
                          s->knob.value, d->policy->name, d->rule->name, gbuf,
@@ -442,6 +446,7 @@ typedef struct KnobView {
         bool writable;
         const char *state;        /* report_knob_state()'s words */
         const KnobState *st;      /* the daemon's state of it, may be NULL */
+        bool once;                /* pcptuned --once: what it wrote has no restore journal */
 } KnobView;
 
 /* {"name", "value" (null: absent), "writable", "managed", "original", "written", "admin_override", "state",
@@ -457,6 +462,7 @@ static json_object *report_json_knob_view(const KnobView *v) {
                 if (v->st->managed) {
                         json_object_object_add(k, "original", json_object_new_int64(v->st->original));
                         json_object_object_add(k, "written", json_object_new_int64(v->st->written));
+                        json_object_object_add(k, "restore_journal", json_object_new_boolean(!v->once));
                 }
                 json_object_object_add(k, "admin_override", json_object_new_boolean(v->st->admin_override));
         }
@@ -470,6 +476,7 @@ static json_object *report_json_knob_view(const KnobView *v) {
         } else {
                 json_object_object_add(k, "last_change", NULL);
                 json_object_object_add(k, "last_change_time", NULL);
+                json_object_object_add(k, "last_change_usec", NULL);
         }
         return k;
 }
@@ -479,7 +486,7 @@ static json_object *report_json_knob(const ReportInput *in) {
         const Snapshot *s = in->snap;
         return report_json_knob_view(&(KnobView){ .name = s->knob.name, .value = s->knob.value, .present = true,
                                                   .writable = s->knob.writable, .state = report_knob_state(in),
-                                                  .st = pcp_state(in) });
+                                                  .st = pcp_state(in), .once = in->once });
 }
 
 /*
@@ -498,7 +505,7 @@ static json_object *report_json_knobs(const ReportInput *in) {
                         continue;
                 json_object_array_add(a, report_json_knob_view(&(KnobView){
                                                  .name = st->desc->name, .value = st->value, .present = st->present,
-                                                 .writable = true, .st = st,
+                                                 .writable = true, .st = st, .once = in->once,
                                                  .state = !st->present         ? "absent"
                                                           : st->admin_override ? "changed by an administrator"
                                                           : st->managed        ? "managed"
@@ -845,7 +852,10 @@ static void print_knob(FILE *f, json_object *k) {
                         view_str(k, "state", ""));
         else
                 fprintf(f, "%s: absent (%s", view_str(k, "name", ""), view_bool(k, "managed") ? "managed" : "not managed");
-        if (view_bool(k, "managed"))
+        if (view_bool(k, "managed") && view_has(k, "restore_journal") && !view_bool(k, "restore_journal"))
+                fprintf(f, " by this pcptuned --once, original %" PRId64 "; no restore journal: nothing puts it back",
+                        view_i64(k, "original", 0));
+        else if (view_bool(k, "managed"))
                 fprintf(f, " by pcptuned, original %" PRId64, view_i64(k, "original", 0));
         fprintf(f, ")\n");
         if (view_has(k, "last_change")) {

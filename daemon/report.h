@@ -30,6 +30,9 @@ typedef struct ReportInput {
         const KernelProbes *probes;     /* kernel probes (probe-kernel.h), may be NULL */
         const BulkFreeView *bulk_free;  /* measured bulk-free holds (pcptuned), may be NULL */
         bool dry_run;
+        bool once;                      /* pcptuned --once: a knob it writes has no restore journal */
+        bool acted;                     /* the pcp knob was just written from acted_from: snap is re-read after */
+        int64_t acted_from;
         usec_t timestamp_usec;          /* CLOCK_REALTIME of the snapshot; 0: now */
         size_t n_policy_errors;         /* the policies did not load (set and plan NULL): errors printed before */
         const char *policy_source;      /* ... from where (a directory) */

@@ -63,6 +63,13 @@ if [ $? -eq 0 ] && frac_is "$want" && [ ! -e "$tmp/state/restore.json" ]; then
 else
 	tap_fail "--once" "fraction $(frac), want $want" "$(cat "$tmp/out")"
 fi
+# Its report is read after the write: the decision says what it did, the knob line that nothing restores it.
+if grep -q "^decision: set vm.percpu_pagelist_high_fraction 0 -> $want (policy " "$tmp/out" &&
+	grep -q "^vm.percpu_pagelist_high_fraction = $want (managed by this pcptuned --once, original 0; no restore journal" "$tmp/out"; then
+	tap_ok "--once reports the change it made (0 -> $want) and that no journal restores it"
+else
+	tap_fail "--once report" "$(grep -E '^(decision|vm.percpu)' "$tmp/out")"
+fi
 out=$("$PCPTUNED" --once --dry-run --json --root "$tmp/root" --policy-dir "$minimum" 2>/dev/null)
 if printf '%s' "$out" | grep -q '"kernel": "6.18.44' && printf '%s' "$out" | grep -q '"zones"'; then
 	tap_ok "--once --dry-run --json prints the report as JSON"
