@@ -172,7 +172,7 @@ static bool help(const char *cmd) {
 
 /* Is a daemon holding the root's lock?  Returns its pid, 0 if none, -errno. */
 static int daemon_pid(const CtlOptions *o) {
-        return manager_lock_owner(o->root);
+        return manager_lock_owner(o->root, NULL);
 }
 
 static json_object *read_daemon_status(const char *state_dir) {
@@ -272,7 +272,7 @@ static void status_daemon_features(json_object *dstatus, KernelFeatures *feat) {
  * status file while it runs; else "restore_journal" (what a run that did not stop cleanly left) or
  * "restore_journal_error".
  */
-static json_object *status_daemon_json(const CtlOptions *o, int pid, json_object *dstatus) {
+static json_object *status_daemon_json(const CtlOptions *o, int pid, json_object *dstatus, const char *elsewhere) {
         json_object *d = json_object_new_object(), *v;
 
         if (!d)
@@ -281,6 +281,8 @@ static json_object *status_daemon_json(const CtlOptions *o, int pid, json_object
         if (pid > 0)
                 json_object_object_add(d, "pid", json_object_new_int(pid));
         json_object_object_add(d, "state_dir", json_object_new_string(o->state_dir));
+        if (elsewhere)
+                json_object_object_add(d, "daemon_state_dir", json_object_new_string(elsewhere));
         if (dstatus) {
                 if (json_object_object_get_ex(dstatus, "daemon", &v))
                         json_object_object_add(d, "status", json_object_get(v));
@@ -326,6 +328,13 @@ static void status_print_daemon(FILE *f, json_object *d) {
                 if (view_has(d, "restore_journal_error"))
                         fprintf(f, "  the restore journal in %s is refused: %s\n", view_str(d, "state_dir", ""),
                                 view_str(d, "restore_journal_error", ""));
+                return;
+        }
+        if (view_has(d, "daemon_state_dir")) {
+                fprintf(f, "pcptuned: running (pid %" PRId64 ") with its state in %s, not in %s: what it manages and its "
+                           "rules are there (pass --state-dir %s)\n",
+                        view_i64(d, "pid", 0), view_str(d, "daemon_state_dir", ""), view_str(d, "state_dir", ""),
+                        view_str(d, "daemon_state_dir", ""));
                 return;
         }
         fprintf(f, "pcptuned: running (pid %" PRId64 "), state in %s\n", view_i64(d, "pid", 0), view_str(d, "state_dir", ""));
@@ -376,8 +385,14 @@ static int cmd_status(const CtlOptions *o) {
         metrics_from_snapshot(s, &mv);
 
         /* Evaluate the policies the running daemon uses, unless told otherwise. */
-        pid = daemon_pid(o);
-        if (pid > 0)
+        /* A daemon started with another --state-dir: its status file is not ours to read. */
+        _cleanup_(freep) char *their_dir = NULL, *our_dir = NULL;
+        pid = manager_lock_owner(o->root, &their_dir);
+        if (pid > 0 && their_dir && (our_dir = realpath(o->state_dir, NULL)) && streq(our_dir, their_dir)) {
+                free(their_dir);
+                their_dir = NULL;
+        }
+        if (pid > 0 && !their_dir)
                 dstatus = read_daemon_status(o->state_dir);
         const char *policy_dir = o->policy_dir, *src = view_str(dstatus, "daemon.policy_source", NULL);
         if (!policy_dir && src && src[0] == '/')
@@ -424,7 +439,7 @@ static int cmd_status(const CtlOptions *o) {
                 json_object_put(dstatus);
                 return log_oom(), 1;
         }
-        json_object_object_add(out, "daemon", status_daemon_json(o, pid, dstatus));
+        json_object_object_add(out, "daemon", status_daemon_json(o, pid, dstatus, their_dir));
         /* reclaim-dying: the daemon's refault record. */
         if (dstatus && json_object_object_get_ex(dstatus, "reclaim", &v))
                 json_object_object_add(out, "reclaim", json_object_get(v));
@@ -436,7 +451,7 @@ static int cmd_status(const CtlOptions *o) {
                 printf("\n");
                 report_print_model(stdout, out);
                 reclaim_watch_print_json(stdout, view_get(out, "reclaim"));
-                if (pid > 0 && set)
+                if (pid > 0 && set && view_len(view_get(out, "daemon"), "rules") > 0)
                         printf("(the rule states under policies are a fresh evaluation: `for` durations start now "
                                "and no cooldown runs; the daemon's are listed at the top)\n");
         }

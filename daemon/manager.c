@@ -222,12 +222,15 @@ int manager_lock_path(const char *root, char **ret) {
         return path_join_root(root, LOCK_PATH, ret);
 }
 
-int manager_lock_owner(const char *root) {
+int manager_lock_owner(const char *root, char **ret_state_dir) {
         _cleanup_(freep) char *path = NULL;
         _cleanup_(closep) int fd = -EBADF;
-        char buf[32];
+        char buf[PATH_MAX + 32];
         int64_t pid;
         ssize_t k;
+
+        if (ret_state_dir)
+                *ret_state_dir = NULL;
 
         if (manager_lock_path(root, &path) < 0)
                 return -ENOMEM;
@@ -240,9 +243,17 @@ int manager_lock_owner(const char *root) {
                 return negative_errno();
         k = pread(fd, buf, sizeof buf - 1, 0);
         buf[k > 0 ? k : 0] = 0;
-        buf[strcspn(buf, "\n")] = 0;
+        char *second = buf + strcspn(buf, "\n");
+        if (*second)
+                *second++ = 0;
         if (parse_int64(buf, &pid) < 0 || pid <= 0 || pid > INT_MAX)
                 return -EBADMSG;
+        second[strcspn(second, "\n")] = 0;
+        bool printable = second[0] == '/' && strlen(second) < PATH_MAX;
+        for (const char *c = second; printable && *c; c++)
+                printable = (unsigned char) *c >= 0x20 && *c != 0x7f;
+        if (ret_state_dir && printable)
+                *ret_state_dir = strdup(second);
         return (int) pid;
 }
 
@@ -284,8 +295,11 @@ static int manager_take_lock(Manager *m) {
                                                *buf ? buf : "unknown", m->root, path);
                 return log_error_errno(e, "Failed to lock %s: %s", path, errno_str(e));
         }
-        snprintf(buf, sizeof buf, "%d\n", (int) getpid());
-        if (ftruncate(fd, 0) < 0 || pwrite(fd, buf, strlen(buf), 0) < 0)
+        /* The pid, and where our state is: `pcptunectl status` with another --state-dir says so. */
+        _cleanup_(freep) char *abs = realpath(m->state_dir, NULL), *text = NULL;
+        if (asprintf(&text, "%d\n%s\n", (int) getpid(), abs ?: "") < 0)
+                text = NULL;
+        if (!text || ftruncate(fd, 0) < 0 || pwrite(fd, text, strlen(text), 0) < 0)
                 log_warning_errno(errno, "Failed to write our pid to %s: %m, ignoring", path);
         m->lock_fd = fd;
         return 0;

@@ -18,15 +18,20 @@
 /*
  * One daemon per root and knob set, whatever its state directory: the lock is
  * this path below the root (/run/pcptune/pcptuned.lock on the live host, which
- * a container mounting the host's /run/pcptune shares), holding the pid.
+ * a container mounting the host's /run/pcptune shares), holding the pid on its
+ * first line and the absolute path of the daemon's state directory on its second.
  */
 #define LOCK_PATH "/run/pcptune/pcptuned.lock"
 
 /* The lock file of a root (root/run/pcptune/pcptuned.lock).  0 or -ENOMEM; the caller frees. */
 int manager_lock_path(const char *root, char **ret);
 
-/* The pid of the pcptuned holding root's lock: > 0, 0 if none holds it, -errno. */
-int manager_lock_owner(const char *root);
+/*
+ * The pid of the pcptuned holding root's lock: > 0, 0 if none holds it, -errno (-EBADMSG: no pid in it).
+ * ret_state_dir (may be NULL): the holder's state directory as the lock says it, read back like any input
+ * (an absolute path of printable characters, else NULL); the caller frees.
+ */
+int manager_lock_owner(const char *root, char **ret_state_dir);
 
 typedef struct ManagerConfig {
         const char *root;           /* root prefix of every kernel file ("/") */

@@ -38,7 +38,16 @@ wait_for 50 grep -q '"last_change"' "$tmp/state/status.json" 2>/dev/null || tap_
 sleep 1.2
 "$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" status >"$tmp/text" 2>&1
 "$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" status --json >"$tmp/json" 2>&1
+# Asked about another state directory than the daemon's: it says where the daemon's state is.
+mkdir -p "$tmp/other"
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/other" status >"$tmp/elsewhere" 2>&1
 kill -TERM "$daemon_pid"; wait "$daemon_pid"; daemon_pid=""
+if grep -q "^pcptuned: running (pid [0-9]*) with its state in $tmp/state, not in $tmp/other: what it manages and its rules are there (pass --state-dir $tmp/state)$" "$tmp/elsewhere" &&
+	! grep -q "manages nothing\|listed at the top" "$tmp/elsewhere"; then
+	tap_ok "status with another --state-dir than the daemon's says where its state is"
+else
+	tap_fail "status elsewhere" "$(head -n 3 "$tmp/elsewhere")"
+fi
 
 # The daemon's own rules, at the top: its `for` history, not a fresh one.
 if grep -A1 "^  rule why/slow: inactive" "$tmp/text" | grep -Eq "^    why: meminfo\.free [0-9.]+ [KMG]iB >= 0 B, held [1-9][0-9.]* s of 60 min$"; then
