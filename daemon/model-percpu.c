@@ -53,7 +53,8 @@ static const Advisory advisory_table[] = {
         },
         {
                 "memory.reclaim (cgroup v2)", "5.19", { 5, 19, 0 },
-                "reclaim-dying can reclaim a subtree in bounded steps (bytes) without limits or force_empty",
+                "on cgroup v2, reclaim-dying can reclaim a subtree in bounded steps (bytes) without limits or "
+                "force_empty (cgroup v1 has no memory.reclaim: see the probes below)",
                 "on v2 only lowering memory.high/max reclaims a subtree; on v1 memory.force_empty (whole subtree)",
                 "src",
         },

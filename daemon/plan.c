@@ -579,14 +579,14 @@ static void plan_print_percpu(FILE *f, json_object *j) {
 }
 
 static void plan_print_advisories(FILE *f, json_object *j) {
-        fprintf(f, "\nkernel advisories (by version; vendor kernels may have backports)\n");
+        fprintf(f, "\nkernel advisories (from the kernel version alone; vendor kernels may have backports)\n");
         for (size_t i = 0; i < view_len(j, "advisories"); i++) {
                 json_object *a = view_idx(j, "advisories", i);
                 char text[640];
                 snprintf(text, sizeof text, "%s (%s%s): %s", view_str(a, "mechanism", ""), view_str(a, "since", ""),
-                         streq(view_str(a, "confidence", ""), "unverified") ? ", version unverified" : "",
+                         streq(view_str(a, "confidence", ""), "unverified") ? ", as changelogs date it" : "",
                          view_str(a, "meaning", ""));
-                print_wrapped(f, view_bool(a, "present") ? "  yes " : "  no  ", 6, text);
+                print_wrapped(f, view_bool(a, "present") ? "  has   " : "  lacks ", 8, text);
         }
         if (view_len(j, "probes") > 0) {
                 fprintf(f, "\n");
