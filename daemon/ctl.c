@@ -75,7 +75,7 @@ static const struct CtlCommandHelp {
         { "plan", "", "pcp lists and percpu memory for this host, a snapshot, a fleet\n"
                       "of snapshots or a hypothetical shape, exactly as the kernel computes" },
         { "snapshot", " -o DIR|F.tar.gz", "capture what plan needs from this host (or --root)" },
-        { "repair", "", "compare pagesets with the model; recompute them if they differ" },
+        { "repair", "", "compare pagesets with the model; if they differ, recompute them (writes the pcp sysctl)" },
         { "liveness", "", "exit 0 if pcptuned sampled within --max-age (a liveness probe)" },
         { "history", "", "what pcptuned changed, restored, backed off from, reclaimed and\n"
                          "reloaded, from the journal" },
@@ -100,9 +100,9 @@ static const struct CtlOptionHelp {
         { "status plan history", "      --json             JSON output (status, plan, history)" },
         { "plan", "      --csv              plan: one CSV table (the default for a fleet)" },
         { "plan", "  -f, --fraction F       plan: also evaluate this fraction (repeatable)" },
-        { "plan", "      --shape SPEC       plan: cpus=N,memory=SIZE,nodes=K[,kernel=X.Y][,possible=N]\n"
+        { "plan", "      --shape SPEC       plan: cpus=N,memory=SIZE[,nodes=K][,kernel=X.Y][,possible=N]\n"
                   "                         [,thp=on|off][,page=4KiB][,wsf=10][,min_free_kbytes=K]:\n"
-                  "                         a hypothetical host" },
+                  "                         a hypothetical host (nodes 1 and kernel 6.12 unless given)" },
         { "plan", "      --managed N:ZONE=PAGES  plan --shape: managed pages of a zone (exact input)" },
         { "plan", "      --containers N     plan: percpu projection for N containers" },
         { "plan", "      --memcgs-per-container M  (default 1)" },
@@ -1294,7 +1294,7 @@ static int parse_option(CtlOptions *o, int c, char *arg) {
         case OPT_MAX_AGE:
                 if (parse_duration(arg, &o->max_age_usec) < 0 || o->max_age_usec < USEC_PER_SEC ||
                     o->max_age_usec > 7 * 24 * 3600 * USEC_PER_SEC)
-                        return log_error("Invalid --max-age '%s': 1s .. 7d (units: 500ms, 10s, 1m)", arg), 2;
+                        return log_error("Invalid --max-age '%s': 1s .. 7d (30s, 5m, 1h30m)", arg), 2;
                 return 0;
         case OPT_SINCE:
                 o->since = arg;
