@@ -59,6 +59,7 @@ typedef struct CtlOptions {
         bool calibration_dir_given;  /* --calibration-dir: use it for a snapshot or a shape too */
         const char *since, *until;   /* history */
         const char *directory;       /* history: journal files here (journalctl -D) */
+        const char *archive;         /* status: the snapshot .tar.gz that root is unpacked from */
 } CtlOptions;
 
 /* The commands, as --help lists them: name, usage after the name, description lines (indented 25). */
@@ -440,6 +441,19 @@ static int cmd_status(const CtlOptions *o) {
                 return log_oom(), 1;
         }
         json_object_object_add(out, "daemon", status_daemon_json(o, pid, dstatus, their_dir));
+        if (o->archive) {
+                /* What the figures are of: the archive, as of when it was written. */
+                json_object *snap = json_object_new_object();
+                struct stat ast;
+                char ts[32];
+                json_object_object_add(snap, "path", json_object_new_string(o->archive));
+                json_object_object_add(snap, "written_time",
+                                       stat(o->archive, &ast) >= 0
+                                               ? json_object_new_string(format_timestamp_utc(
+                                                         ts, sizeof ts, (usec_t) ast.st_mtime * USEC_PER_SEC))
+                                               : NULL);
+                json_object_object_add(out, "snapshot", snap);
+        }
         /* reclaim-dying: the daemon's refault record. */
         if (dstatus && json_object_object_get_ex(dstatus, "reclaim", &v))
                 json_object_object_add(out, "reclaim", json_object_get(v));
@@ -447,7 +461,11 @@ static int cmd_status(const CtlOptions *o) {
         if (o->json)
                 printf("%s\n", json_format(out, true));
         else {
-                status_print_daemon(stdout, view_get(out, "daemon"));
+                if (view_has(out, "snapshot"))
+                        printf("snapshot %s (written %s): no pcptuned runs on an archive\n",
+                               view_str(out, "snapshot.path", ""), view_str(out, "snapshot.written_time", "?"));
+                else
+                        status_print_daemon(stdout, view_get(out, "daemon"));
                 printf("\n");
                 report_print_model(stdout, out);
                 reclaim_watch_print_json(stdout, view_get(out, "reclaim"));
@@ -1333,8 +1351,10 @@ static int run_command(CtlOptions *o, const char *cmd, char **args) {
                         return 1;
                 }
                 o->root = tmp;
+                o->archive = archive;
                 r = cmd_status(o);
                 o->root = archive;
+                o->archive = NULL;
                 rm_rf(tmp);
                 return r;
         }

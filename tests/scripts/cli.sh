@@ -86,7 +86,8 @@ grep -q '"unavailable": "pcptuned is not running"' "$tmp/out" && tap_ok "status 
 "$PCPTUNECTL" --root "$tmp/snap.tar.gz" --state-dir "$tmp/state" --policy-dir "$top_srcdir/tests/policies/empty" \
 	--no-owner-check status >"$tmp/out" 2>&1; rc=$?
 [ $rc = 0 ] && grep -q "^1    Normal" "$tmp/out" && grep -q "^decision:" "$tmp/out" &&
-	tap_ok "status --root F.tar.gz reads the snapshot" || tap_fail "status on a .tar.gz" "exit $rc" "$(cat "$tmp/out")"
+	head -n 1 "$tmp/out" | grep -Eq "^snapshot $tmp/snap.tar.gz \(written 20[0-9-]+T[0-9:]+Z\): no pcptuned runs on an archive$" &&
+	tap_ok "status --root F.tar.gz reads the snapshot and says so first" || tap_fail "status on a .tar.gz" "exit $rc" "$(cat "$tmp/out")"
 expect_rc "repair --root F.tar.gz is refused" 2 "$PCPTUNECTL" --root "$tmp/snap.tar.gz" repair
 grep -q "is a snapshot archive, which only plan and status read; repair needs a directory" "$tmp/out" &&
 	tap_ok "and says why" || tap_fail "repair on a .tar.gz" "$(cat "$tmp/out")"
