@@ -155,7 +155,7 @@ int bulk_sampler_new(const BulkSamplerConfig *cfg, EvalState *eval, BulkSampler 
         b->period_usec = cfg->period_usec;
         b->eval = eval;
         snprintf(b->why, sizeof b->why, "%s",
-                 cfg->once ? "measured by the running pcptuned only (not with --once)" : "not started");
+                 cfg->once ? "measured by the running pcptuned only, not with --once" : "not started");
         bulk_sampler_load_calibration(b);
         *ret = TAKE_PTR(b);
         return 0;
