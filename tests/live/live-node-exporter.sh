@@ -83,7 +83,7 @@ fi
 sed -n 's/^\(pcptune_[a-z_]*\)[{ ].*/\1/p' "$tmp/scrape" | sort -u >"$tmp/served"
 # The bulk-free metrics need tracefs and a completed trace window (hold and pages also a measured
 # bulk free): checked apart below.
-missing=$(comm -23 "$tmp/documented" "$tmp/served" | grep -v '^pcptune_\(pcp_\)\{0,1\}bulk_free_')
+missing=$(comm -23 "$tmp/documented" "$tmp/served" | grep -v '^pcptune_pcp_bulk_free_')
 extra=$(comm -13 "$tmp/documented" "$tmp/served")
 if [ -z "$missing" ] && [ -z "$extra" ] && [ -s "$tmp/served" ]; then
 	tap_ok "the $(wc -l <"$tmp/served") documented pcptune metrics available now are served (of $(wc -l <"$tmp/documented"); bulk-free below), and no other"
@@ -92,7 +92,7 @@ else
 fi
 
 if grep -q "Measuring pcp bulk frees" "$tmp/log"; then
-	if wait_for 50 grep -q '^pcptune_bulk_free_traced_seconds_total ' "$tmp/textfile/pcptune.prom"; then
+	if wait_for 50 grep -q '^pcptune_pcp_bulk_free_traced_seconds_total ' "$tmp/textfile/pcptune.prom"; then
 		tap_ok "bulk-free tracing: $(grep -o '^pcptune_pcp_bulk_free_samples .*' "$tmp/textfile/pcptune.prom") served"
 	else
 		tap_fail "bulk-free metrics not served though pcptuned traces" "$(cat "$tmp/log")"

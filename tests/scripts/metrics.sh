@@ -29,6 +29,21 @@ else
 	tap_fail "pcptuned(8) METRICS and --list-metrics differ" "$(diff <(printf '%s\n' "$from_table") <(printf '%s\n' "$from_man"))"
 fi
 
+# --- Prometheus naming: counters and only counters end in _total; a unit is the name's last word
+# (before _total) and a unit word means the unit; a family shares one prefix (pcptune_pcp_bulk_free_).
+bad_names=$("$PCPTUNED" --list-metrics | awk -F'\t' '
+	{ n = $1; t = $2; u = $3; b = n; sub(/_total$/, "", b)
+	  if (t == "counter" && n !~ /_total$/) print "counter without _total: " n
+	  if (t != "counter" && n ~ /_total$/) print t " ending in _total: " n
+	  if (u != "-" && b !~ ("_" u "$")) print "unit " u " not the last word: " n
+	  if (u == "-" && b ~ /_(seconds|bytes|pages|ratio)$/) print "unit word without a unit: " n
+	  if (n ~ /bulk_free/ && n !~ /^pcptune_pcp_bulk_free_/) print "bulk-free metric outside pcptune_pcp_bulk_free_: " n }')
+if [ -z "$bad_names" ] && [ "$n_metrics" -gt 0 ]; then
+	tap_ok "metric names: _total on counters only, the unit as the last word, one pcptune_pcp_bulk_free_ family"
+else
+	tap_fail "metric names break the naming rules" "$bad_names"
+fi
+
 knob=$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction
 prom=$tmp/metrics/pcptune.prom
 # The value of one sample: metric name with its labels exactly as written ("name" or 'name{a="b"}').

@@ -184,9 +184,9 @@ static void test_render(void **state) {
         assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_hold_seconds{stat=\"max\"} 9e-05\n"));
         assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_pages{stat=\"p99\"} 189\n"));
         assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_samples 187\n"));
-        assert_non_null(strstr(out, "\npcptune_bulk_free_lost_events_total 360846\n"));
-        assert_non_null(strstr(out, "\npcptune_bulk_free_traced_seconds_total 1.25\n"));
-        assert_non_null(strstr(out, "\npcptune_bulk_free_read_cpu_seconds_total 0.114058\n"));
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_lost_events_total 360846\n"));
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_traced_seconds_total 1.25\n"));
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_read_cpu_seconds_total 0.114058\n"));
         free(out);
         snapshot_free(f.snap);
 }
