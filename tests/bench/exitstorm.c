@@ -10,7 +10,7 @@
  * (documentation lives here: tests/bench/README does not exist).
  *
  * usage: exitstorm [--runs N] [--exiters K] [--size MIB] [--minimum-fraction F]
- *                  [--goal-latency US] [--ns-per-page N]
+ *                  [--goal-latency US|auto] [--ns-per-page N|auto]
  *                  [--pcptunectl PATH] [--alloc-mode recycle|grow] [--grow-max-mib MIB]
  *                  [--baseline-ms MS] [--settle-ms MS] [--alloc-cpu CPU] [--nice N]
  *                  [--no-trace] [--max-samples N]
@@ -91,6 +91,10 @@
  * page_fault1-like loop of mmap, one write per page, munmap, co-located with
  * the exits) at the goal's choice against the minimum, with the spread
  * (min..max over runs) so that a difference inside it is not called a win.
+ * --goal-latency auto sets the target after runs 1 and 2 too: the geometric
+ * mean of their span p99s, a target between the two measured p99s wherever
+ * the time per page is (a TCG guest is ten times slower than the host, so a
+ * fixed target in microseconds would not fall between them on both).
  *
  * Output: a row per run, a summary per fraction (means over its runs; a run
  * during which someone else changed the fraction is flagged and left out),
@@ -98,7 +102,11 @@
  *   exitstorm: fraction0_p99_us=<N> minimum_p99_us=<N> fraction0_exit_ms=<N>
  *              minimum_exit_ms=<N> pages_per_bulk_free_0=<N> pages_per_bulk_free_min=<N>
  * (one line; p99 and exit time are means over runs, pages per bulk free are
- * pooled over runs; "-" when not traced).
+ * pooled over runs; "-" when not traced), and with a goal distinct from both
+ *   exitstorm: goal_target_us=<N> goal_fraction=<F> goal_span_p99_us=<N> goal_kpages_s=<N>
+ *              minimum_kpages_s=<N> fraction0_kpages_s=<N> goal_exit_ms=<N>
+ * The summary gives each fraction's spread (min..max over its runs) of the
+ * allocator's throughput, the exit time and the span p99 and max.
  *
  * The minimum fraction is pcptunectl's ("plan --json --no-owner-check
  * --policy-dir <empty dir>", key "minimum_fraction"; --pcptunectl PATH,
@@ -127,6 +135,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <math.h>
 #include <poll.h>
 #include <sched.h>
 #include <signal.h>
@@ -958,7 +967,8 @@ typedef struct Options {
         unsigned runs, exiters;
         unsigned long size_mib;
         long minimum_fraction;       /* -1: ask pcptunectl */
-        unsigned goal_us;            /* --goal-latency: 0 off */
+        unsigned goal_us;            /* --goal-latency: 0 off (or auto, until runs 1-2 set it) */
+        bool goal_auto;              /* --goal-latency auto: between runs 1 and 2's span p99 */
         const char *ns_per_page;     /* --ns-per-page, passed to pcptunectl plan */
         const char *pcptunectl;
         unsigned baseline_ms, settle_ms;
@@ -1329,7 +1339,10 @@ static void print_row(unsigned idx, const RunResult *r) {
         COL("%.2f", r->base.p50_us);
         COL("%.2f", r->base.p99_us);
         COL("%.1f", r->base.max_us);
-        COL("%.0f", r->kpages_s);
+        if (r->kpages_s < 100) /* a TCG guest: a few kpages/s */
+                COL("%.1f", r->kpages_s);
+        else
+                COL("%.0f", r->kpages_s);
         COL("%.1f", r->runq_ms);
         COL("%" PRIu64 "/%" PRIu64, r->pcp_t0.count, r->pcp_t0.high);
         COL("%" PRIu64 "/%" PRIu64, r->pcp_t1.count, r->pcp_t1.high);
@@ -1382,7 +1395,39 @@ static void summary_add(Summary *s, const RunResult *r) {
         }
 }
 
-static void summary_print(const char *label, long fraction, const Summary *s) {
+/* min..max of a run's value over the valid runs of one fraction. */
+static void run_spread(const RunResult *res, unsigned n, long fraction, double (*get)(const RunResult *), double *lo,
+                       double *hi) {
+        *lo = 1e300;
+        *hi = -1e300;
+        for (unsigned i = 0; i < n; i++)
+                if (!res[i].interfered && res[i].fraction == fraction) {
+                        double v = get(&res[i]);
+                        *lo = v < *lo ? v : *lo;
+                        *hi = v > *hi ? v : *hi;
+                }
+        if (*lo > *hi)
+                *lo = *hi = 0;
+}
+
+static double get_kpages(const RunResult *r) {
+        return r->kpages_s;
+}
+
+static double get_span99(const RunResult *r) {
+        return r->traced ? r->bulk.span_p99_us : 0;
+}
+
+static double get_spanmax(const RunResult *r) {
+        return r->traced ? r->bulk.span_max_us : 0;
+}
+
+static double get_exit_ms(const RunResult *r) {
+        return r->exit_ms;
+}
+
+/* The summary of one fraction; res[0..n) gives the spread over its runs (min..max). */
+static void summary_print(const char *label, long fraction, const Summary *s, const RunResult *res, unsigned n_res) {
         if (s->n == 0) {
                 say("  %-7s (fraction %ld): no valid run\n", label, fraction);
                 return;
@@ -1390,7 +1435,7 @@ static void summary_print(const char *label, long fraction, const Summary *s) {
         double n = s->n, nt = s->traced ? (double) s->traced : 1;
         say("  %-7s (fraction %ld, %u runs): exit %.1f ms; allocator in the exit window p50 %.2f us, p99 %.2f us, "
             "max %.1f us (%.1f us without the %" PRIu64 " preempted chunks' worst); baseline p50 %.2f us, p99 %.2f "
-            "us; %.0f kpages/s; run-queue wait %.1f ms\n",
+            "us; %.1f kpages/s; run-queue wait %.1f ms\n",
             label, fraction, s->n, s->exit_ms / n, s->p50 / n, s->p99 / n, s->max / n, s->max_np / n, s->preempted,
             s->base_p50 / n, s->base_p99 / n, s->kpages_s / n, s->runq_ms / n);
         if (s->traced)
@@ -1398,6 +1443,16 @@ static void summary_print(const char *label, long fraction, const Summary *s) {
                     "%.0f drain events per run; %" PRIu64 " lost\n",
                     "", (double) s->bulk / nt, s->bulk ? (double) s->pages / (double) s->bulk : 0.0, s->bulk_max,
                     s->span99 / nt, s->spanmx / nt, (double) s->events / nt, s->lost);
+        double lo[4], hi[4];
+        run_spread(res, n_res, fraction, get_kpages, &lo[0], &hi[0]);
+        run_spread(res, n_res, fraction, get_exit_ms, &lo[1], &hi[1]);
+        run_spread(res, n_res, fraction, get_span99, &lo[2], &hi[2]);
+        run_spread(res, n_res, fraction, get_spanmax, &lo[3], &hi[3]);
+        say("  %-7s spread over runs (min..max): allocator %.1f..%.1f kpages/s, exit %.1f..%.1f ms", "", lo[0], hi[0],
+            lo[1], hi[1]);
+        if (s->traced)
+                say(", span p99 %.0f..%.0f us, span max %.0f..%.0f us", lo[2], hi[2], lo[3], hi[3]);
+        say("\n");
 }
 
 /*
@@ -1452,29 +1507,6 @@ static int restore_fraction(Bench *b) {
         return 0;
 }
 
-/* min..max of a run's value over the valid runs of one fraction. */
-static void run_spread(const RunResult *res, unsigned n, long fraction, double (*get)(const RunResult *), double *lo,
-                       double *hi) {
-        *lo = 1e300;
-        *hi = -1e300;
-        for (unsigned i = 0; i < n; i++)
-                if (!res[i].interfered && res[i].fraction == fraction) {
-                        double v = get(&res[i]);
-                        *lo = v < *lo ? v : *lo;
-                        *hi = v > *hi ? v : *hi;
-                }
-        if (*lo > *hi)
-                *lo = *hi = 0;
-}
-
-static double get_kpages(const RunResult *r) {
-        return r->kpages_s;
-}
-
-static double get_span99(const RunResult *r) {
-        return r->traced ? r->bulk.span_p99_us : 0;
-}
-
 /*
  * The goal's targets: its measured span p99 at or under the target, and the co-located
  * throughput above the minimum's by more than the spread of either (else: within the noise).
@@ -1490,7 +1522,7 @@ static void goal_compare(const Bench *b, const RunResult *res, unsigned n, const
         }
         double span = sg->traced ? sg->span99 / (double) sg->traced : -1, kg = sg->kpages_s / sg->n;
         say("goal bulk_free_p99 %u us -> fraction %ld: span p99 %.0f us (runs %.0f..%.0f) %s the target; allocator "
-            "%.0f kpages/s (runs %.0f..%.0f) against the minimum's %.0f..%.0f: %s\n",
+            "%.1f kpages/s (runs %.1f..%.1f) against the minimum's %.1f..%.1f: %s\n",
             b->o.goal_us, b->goal, span, s_lo, s_hi,
             span < 0 ? "(not traced) vs" : span <= b->o.goal_us ? "meets" : "misses", kg, g_lo, g_hi, m_lo, m_hi,
             g_lo > m_hi ? "higher than every minimum run" : g_hi < m_lo ? "lower than every minimum run"
@@ -1501,7 +1533,7 @@ static void usage(void) {
         puts("usage: exitstorm [--runs N] [--exiters K] [--size MIB] [--minimum-fraction F] [--pcptunectl PATH]\n"
              "                 [--alloc-mode recycle|grow] [--grow-max-mib MIB] [--baseline-ms MS] [--settle-ms MS]\n"
              "                 [--alloc-cpu CPU] [--nice N] [--no-trace] [--max-samples N]\n"
-             "                 [--goal-latency US [--ns-per-page N]]\n"
+             "                 [--goal-latency US|auto [--ns-per-page N|auto]]\n"
              "Root only.  See the comment at the top of tests/bench/exitstorm.c.");
 }
 
@@ -1596,9 +1628,16 @@ static int parse_args(Options *o, int argc, char **argv) {
                         o->max_samples = (unsigned long) v;
                         break;
                 case OPT_GOAL:
+                        if (strcmp(optarg, "auto") == 0) {
+                                o->goal_auto = true;
+                                o->goal_us = 0;
+                                break;
+                        }
                         if (parse_long(optarg, 1, 1000000, &v) < 0)
-                                return fail("--goal-latency: expected microseconds, 1..1000000, found \"%s\"", optarg);
+                                return fail("--goal-latency: expected microseconds, 1..1000000, or auto, found "
+                                            "\"%s\"", optarg);
                         o->goal_us = (unsigned) v;
+                        o->goal_auto = false;
                         break;
                 case OPT_NSPP:
                         o->ns_per_page = optarg; /* checked by pcptunectl */
@@ -1613,6 +1652,10 @@ static int parse_args(Options *o, int argc, char **argv) {
         }
         if (optind < argc)
                 return fail("unexpected argument \"%s\"", argv[optind]);
+        if (o->goal_auto && !o->trace)
+                return fail("--goal-latency auto needs the traced span p99 of runs 1 and 2: drop --no-trace");
+        if (o->goal_auto && o->runs < 3)
+                return fail("--goal-latency auto: the goal's runs start at run 3: give --runs 3 or more");
         return 0;
 }
 
@@ -1631,6 +1674,61 @@ static void default_pcptunectl(char *buf, size_t size) {
                 }
         }
         snprintf(buf, size, "./pcptunectl");
+}
+
+/*
+ * After runs 1 and 2 (at 0 and at the minimum): with --goal-latency auto, the target is the
+ * geometric mean of their span p99s (rounded to 1 us), a target between the two measured p99s;
+ * with --ns-per-page auto, this host's time per page as the daemon calibrates it
+ * (calibration_p99_ns_per_page()): the p99 over the bulk frees of runs 1 and 2 of span / pages,
+ * each span over its run's mean pages per bulk free.  Then the goal's fraction from pcptunectl
+ * plan --latency.  -EINVAL (message printed) when the runs do not give them.
+ */
+static int goal_after_two_runs(Bench *b, const RunResult *res) {
+        char ctl[PATH_MAX], nspp[32];
+        if (b->o.goal_auto) {
+                if (!res[0].traced || !res[1].traced || res[0].bulk.span_p99_us <= 0 || res[1].bulk.span_p99_us <= 0)
+                        return fail("--goal-latency auto: runs 1 and 2 traced no bulk free");
+                double t = sqrt(res[0].bulk.span_p99_us * res[1].bulk.span_p99_us);
+                b->o.goal_us = t < 1 ? 1 : t > 1000000 ? 1000000 : (unsigned) (t + 0.5);
+                say("exitstorm: runs 1-2: span p99 %.0f us at fraction %ld, %.0f us at %ld: goal bulk_free_p99 %u us "
+                    "(their geometric mean)\n", res[0].bulk.span_p99_us, res[0].fraction, res[1].bulk.span_p99_us,
+                    res[1].fraction, b->o.goal_us);
+        }
+        const char *arg = b->o.ns_per_page;
+        if (arg && strcmp(arg, "auto") == 0) {
+                size_t nr = 0, cap = res[0].bulk.n_spans + res[1].bulk.n_spans;
+                double *rates = malloc((cap ? cap : 1) * sizeof(double)), pages = 0;
+                for (unsigned k = 0; rates && k < 2; k++) {
+                        if (res[k].bulk.bulk == 0)
+                                continue;
+                        double mean = (double) res[k].bulk.event_pages / (double) res[k].bulk.bulk;
+                        pages += (double) res[k].bulk.event_pages;
+                        for (size_t j = 0; j < res[k].bulk.n_spans; j++)
+                                rates[nr++] = res[k].bulk.spans_ns[j] / mean;
+                }
+                if (!rates || nr < 20) {
+                        free(rates);
+                        return fail("--ns-per-page auto: runs 1 and 2 traced fewer than 20 bulk frees");
+                }
+                qsort(rates, nr, sizeof(double), cmp_double);
+                double span_ns = rates[(nr * 99 + 99) / 100 - 1] * pages;
+                free(rates);
+                snprintf(nspp, sizeof(nspp), "%.1f", span_ns / pages);
+                say("exitstorm: runs 1-2: %s ns per page traced (p99 of span / pages)\n", nspp);
+                arg = nspp;
+        }
+        if (b->o.pcptunectl)
+                snprintf(ctl, sizeof(ctl), "%s", b->o.pcptunectl);
+        else
+                default_pcptunectl(ctl, sizeof(ctl));
+        int r = goal_fraction_query(ctl, b->o.goal_us, arg, &b->goal);
+        if (r < 0)
+                return fail("cannot get the goal's fraction from %s plan --latency %uus%s%s: %s", ctl, b->o.goal_us,
+                            arg ? " --ns-per-page " : "", arg ? arg : "", strerror(-r));
+        say("exitstorm: goal bulk_free_p99 %u us: fraction %ld (plan --latency %uus%s%s)\n", b->o.goal_us, b->goal,
+            b->o.goal_us, arg ? " --ns-per-page " : "", arg ? arg : " with this host's calibration");
+        return 0;
 }
 
 /* 0, 77 (cannot run here) or -errno. */
@@ -1694,7 +1792,10 @@ static int setup(Bench *b) {
         }
 
         b->goal = -1;
-        if (b->o.goal_us > 0 && b->o.ns_per_page && strcmp(b->o.ns_per_page, "auto") == 0)
+        if (b->o.goal_auto)
+                say("exitstorm: goal bulk_free_p99: the target (between the span p99 of runs 1 and 2) and its "
+                    "fraction come after the first two runs (--goal-latency auto)\n");
+        else if (b->o.goal_us > 0 && b->o.ns_per_page && strcmp(b->o.ns_per_page, "auto") == 0)
                 say("exitstorm: goal bulk_free_p99 %u us: the fraction comes after the first two runs (--ns-per-page "
                     "auto)\n", b->o.goal_us);
         else if (b->o.goal_us > 0) {
@@ -1836,44 +1937,9 @@ int main(int argc, char **argv) {
         unsigned done = 0;
         bool failed = false;
         for (unsigned i = 0; i < b.o.runs && !es_interrupted; i++) {
-                if (i == 2 && b.o.goal_us > 0 && b.goal < 0) {
-                        /*
-                         * --ns-per-page auto: this host's time per page as the daemon calibrates it
-                         * (calibration_p99_ns_per_page()): the p99 over the bulk frees of runs 1 and 2 of
-                         * span / pages, each span over its run's mean pages per bulk free.
-                         */
-                        size_t nr = 0, cap = res[0].bulk.n_spans + res[1].bulk.n_spans;
-                        double *rates = malloc((cap ? cap : 1) * sizeof(double)), pages = 0;
-                        for (unsigned k = 0; rates && k < 2; k++) {
-                                if (res[k].bulk.bulk == 0)
-                                        continue;
-                                double mean = (double) res[k].bulk.event_pages / (double) res[k].bulk.bulk;
-                                pages += (double) res[k].bulk.event_pages;
-                                for (size_t j = 0; j < res[k].bulk.n_spans; j++)
-                                        rates[nr++] = res[k].bulk.spans_ns[j] / mean;
-                        }
-                        if (!rates || nr < 20) {
-                                free(rates);
-                                failed = fail("--ns-per-page auto: runs 1 and 2 traced fewer than 20 bulk frees") < 0;
-                                break;
-                        }
-                        qsort(rates, nr, sizeof(double), cmp_double);
-                        double span_ns = rates[(nr * 99 + 99) / 100 - 1] * pages;
-                        free(rates);
-                        char nspp[32], ctl[PATH_MAX];
-                        snprintf(nspp, sizeof(nspp), "%.1f", span_ns / pages);
-                        if (b.o.pcptunectl)
-                                snprintf(ctl, sizeof(ctl), "%s", b.o.pcptunectl);
-                        else
-                                default_pcptunectl(ctl, sizeof(ctl));
-                        r = goal_fraction_query(ctl, b.o.goal_us, nspp, &b.goal);
-                        if (r < 0) {
-                                failed = fail("cannot get the goal's fraction from %s: %s", ctl, strerror(-r)) < 0;
-                                break;
-                        }
-                        say("exitstorm: runs 1-2: %.1f ns per page traced (p99 of span / pages); goal "
-                            "bulk_free_p99 %u us: fraction %ld (plan --latency %uus --ns-per-page %s)\n",
-                            span_ns / pages, b.o.goal_us, b.goal, b.o.goal_us, nspp);
+                if (i == 2 && (b.o.goal_us > 0 || b.o.goal_auto) && b.goal < 0 && goal_after_two_runs(&b, res) < 0) {
+                        failed = true;
+                        break;
                 }
                 /* 0, min, min, 0, 0, min, min, 0, ...; with a goal 0, min, goal, goal, min, 0, ... */
                 long fraction = (i % 4 == 0 || i % 4 == 3) ? 0 : b.minimum;
@@ -1904,10 +1970,10 @@ int main(int argc, char **argv) {
                 }
         if (done > 0) {
                 say("summary (means over the runs of each fraction):\n");
-                summary_print("default", 0, &s0);
-                summary_print("minimum", b.minimum, &sm);
+                summary_print("default", 0, &s0, res, done);
+                summary_print("minimum", b.minimum, &sm, res, done);
                 if (goal_distinct)
-                        summary_print("goal", b.goal, &sg);
+                        summary_print("goal", b.goal, &sg, res, done);
         }
         if (b.goal >= 0 && done > 0)
                 goal_compare(&b, res, done, goal_distinct ? &sg : b.goal == 0 ? &s0 : &sm);
@@ -1929,14 +1995,14 @@ int main(int argc, char **argv) {
                 say("exitstorm: fraction0_p99_us=%.2f minimum_p99_us=%.2f fraction0_exit_ms=%.1f minimum_exit_ms=%.1f "
                     "pages_per_bulk_free_0=%s pages_per_bulk_free_min=%s\n",
                     s0.p99 / s0.n, sm.p99 / sm.n, s0.exit_ms / s0.n, sm.exit_ms / sm.n, ppb0, ppbm);
-        if (goal_distinct && sg.n)
-                say("exitstorm: goal_fraction=%ld goal_span_p99_us=%s goal_kpages_s=%.0f minimum_kpages_s=%.0f "
-                    "fraction0_kpages_s=%.0f goal_exit_ms=%.1f\n",
-                    b.goal, sg.traced ? (snprintf(ppb0, sizeof(ppb0), "%.0f", sg.span99 / (double) sg.traced), ppb0) : "-",
-                    sg.kpages_s / sg.n, sm.n ? sm.kpages_s / sm.n : 0, s0.n ? s0.kpages_s / s0.n : 0,
-                    sg.exit_ms / sg.n);
         else
                 say("exitstorm: fraction0_p99_us=- minimum_p99_us=- fraction0_exit_ms=- minimum_exit_ms=- "
                     "pages_per_bulk_free_0=- pages_per_bulk_free_min=-\n");
+        if (goal_distinct && sg.n)
+                say("exitstorm: goal_target_us=%u goal_fraction=%ld goal_span_p99_us=%s goal_kpages_s=%.1f minimum_kpages_s=%.1f "
+                    "fraction0_kpages_s=%.1f goal_exit_ms=%.1f\n",
+                    b.o.goal_us, b.goal, sg.traced ? (snprintf(ppb0, sizeof(ppb0), "%.0f", sg.span99 / (double) sg.traced), ppb0) : "-",
+                    sg.kpages_s / sg.n, sm.n ? sm.kpages_s / sm.n : 0, s0.n ? s0.kpages_s / s0.n : 0,
+                    sg.exit_ms / sg.n);
         return failed || t < 0 ? 1 : 0;
 }
