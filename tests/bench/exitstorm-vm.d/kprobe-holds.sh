@@ -2,21 +2,20 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # Guest side of `exitstorm-vm -K` (busybox sh, root, a Debian kernel with
 # kprobe events, hist triggers and synthetic events): the same exits timed
-# three ways, alternating per round, at fraction 0 and at the minimum ($1):
+# two ways, alternating per round, at fraction 0 and at the minimum ($1):
 #   none     no tracing: the exit time alone;
-#   pages    kmem:mm_page_pcpu_drain + kmem:mm_page_free (what pcptuned and
-#            exitstorm trace): a bulk free is a run of drain events on one CPU
-#            ended by a free event; its span first..last event, a lower
-#            bound of the zone->lock hold inflated by one event per page;
 #   kprobe   a kprobe and a kretprobe on free_pcppages_bulk() joined by a hist
 #            trigger into one synthetic event per call (lat_ns, count): the
 #            whole call, zone->lock wait included (spin_lock_irqsave() is
 #            inside it on 6.12), an upper bound of the hold, two probe hits
 #            per call whatever its size.
+# (The per-page events pcptuned traces are exitstorm's: exitstorm-vm without
+# -K, same guest shape.)
 # Exits: $2 processes (busybox dd bs=$3M: a buffer of that size touched and
-# freed at exit) at once, on every CPU but 0.  Prints per fraction and method
-# the exit time (ms, per round) and p99/max of the holds (us) with the
-# number of bulk frees over CPUs 1+.
+# freed at exit) at once, on every CPU but 0; $4 rounds.  Prints per round,
+# fraction and method the exit time (ms) and, for kprobe, the calls on CPUs
+# 1+: their number, p99 and max (us) and the sum of their count argument
+# (pages asked for); kprobe_profile (hits, misses) before and after.
 set -eu
 min=$1 n=${2:-15} mib=${3:-64} rounds=${4:-3}
 T=/sys/kernel/tracing
@@ -43,50 +42,44 @@ arm() { # method
 	echo 0 >$T/tracing_on
 	echo >$T/trace
 	echo 0 >$T/events/enable
-	case $1 in
-	pages) echo 1 >$T/events/kmem/mm_page_pcpu_drain/enable; echo 1 >$T/events/kmem/mm_page_free/enable ;;
-	kprobe) echo 1 >$T/events/synthetic/pcpb_hold/enable ;;
-	esac
+	[ "$1" = kprobe ] && echo 1 >$T/events/synthetic/pcpb_hold/enable
 	echo 1 >$T/tracing_on
 }
-# trace text -> "bulk p99_us max_us" over CPUs 1+
-holds() { # method
-	awk -v m="$1" '
-	function close_run(c) { if (open[c]) { s[++n] = last[c] - first[c]; open[c] = 0 } }
+# trace text -> "calls p99_us max_us pages" over CPUs 1+
+holds() {
+	awk '
 	/^#/ { next }
 	{ if (!match($0, /\[[0-9]+\]/)) next
-	  cpu = substr($0, RSTART + 1, RLENGTH - 2) + 0
-	  if (!match($0, /[0-9]+\.[0-9]+:/)) next
-	  ts = substr($0, RSTART, RLENGTH - 1) * 1e6
-	  if (cpu == 0) next }
-	m == "kprobe" && /pcpb_hold:/ { if (match($0, /lat_ns=[0-9]+/)) s[++n] = substr($0, RSTART + 7, RLENGTH - 7) / 1000; next }
-	m == "pages" && /mm_page_pcpu_drain:/ { if (!open[cpu]) { open[cpu] = 1; first[cpu] = ts } last[cpu] = ts; next }
-	m == "pages" && /mm_page_free:/ { close_run(cpu) }
+	  if (substr($0, RSTART + 1, RLENGTH - 2) + 0 == 0) next }
+	/pcpb_hold:/ {
+		if (match($0, /lat_ns=[0-9]+/)) s[++n] = substr($0, RSTART + 7, RLENGTH - 7) / 1000
+		if (match($0, /count=[0-9]+/)) pages += substr($0, RSTART + 6, RLENGTH - 6) }
 	END {
-		if (m == "pages") for (c in open) close_run(c)
-		if (n == 0) { print "0 - -"; exit }
+		if (n == 0) { print "0 - - -"; exit }
 		for (i = 1; i <= n; i++) for (j = i; j > 1 && s[j - 1] > s[j]; j--) { t = s[j]; s[j] = s[j - 1]; s[j - 1] = t }
 		k = int((n * 99 + 99) / 100); if (k < 1) k = 1
-		printf "%d %.0f %.0f\n", n, s[k], s[n] }' $T/trace
+		printf "%d %.0f %.0f %d\n", n, s[k], s[n], pages }' $T/trace
 }
 echo 8192 >$T/buffer_size_kb
 setup_kprobe
 echo "kprobe-holds: $n exiters x $mib MiB on CPUs 1-$(($(nproc) - 1)), $rounds rounds, fraction 0 and $min"
-echo "fraction method exit_ms bulk_frees p99_us max_us"
+grep . $T/kprobe_profile || true
+echo "fraction method exit_ms calls p99_us max_us pages"
 r=0
 while [ $r -lt "$rounds" ]; do
 	for f in 0 "$min"; do
 		echo "$f" >$knob
 		echo 1 >/proc/sys/vm/stat_refresh
-		for m in none pages kprobe; do
+		for m in none kprobe; do
 			arm $m
 			t0=$(ms); storm; t1=$(ms)
 			echo 0 >$T/tracing_on
-			if [ $m = none ]; then h="- - -"; else h=$(holds $m); fi
+			if [ $m = none ]; then h="- - - -"; else h=$(holds); fi
 			echo "$f $m $((t1 - t0)) $h"
 		done
 	done
 	r=$((r + 1))
 done
 echo 0 >$T/events/enable
+cat $T/kprobe_profile
 echo "$orig" >$knob
