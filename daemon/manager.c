@@ -24,6 +24,7 @@
 #include "probe-percpu.h"
 #include "reclaim-watch.h"
 #include "report.h"
+#include "sampler.h"
 #include "snapshot.h"
 #include "sampler-bulkfree.h"
 #include "triggers.h"
@@ -60,7 +61,6 @@ struct Manager {
 
         /* What makes the daemon sample now instead of at its next tick (NULL without the loop). */
         Triggers *triggers;
-        bool triggers_stale;              /* the policy set changed: update them at the next full sample */
         PolicyWatch *policy_watch;        /* inotify on the policy directory (NULL without the loop) */
 
         /* pcp bulk-free holds, sampled with a duty cycle, and the calibration fitted from them. */
@@ -68,15 +68,7 @@ struct Manager {
         usec_t bulk_period_usec;          /* --bulk-free-period; 0: never */
         char *calibration_dir;
         bool calibration_dir_given;       /* --calibration-dir */
-        Snapshot *prev;                   /* the last snapshot: costly sources are reused from it */
-        unsigned zoneinfo_skips, memcg_skips;
-
-        /* Percpu per memcg measured from live counts: growth of Percpu over growth of memcgs. */
-        uint64_t est_prev_total, est_prev_percpu_kib;
-        bool est_prev_valid;
-        double est_cost_bytes;        /* 0 until measured */
-        MemcgCostMeasurement measured; /* `pcptunectl plan --measure`, loaded at start and on reload */
-        bool has_measured;
+        Sampler *sampler;                 /* the snapshot of each sample, the last one kept */
 
         bool ready_sent;
         usec_t last_sample_cpu_usec;
@@ -95,7 +87,7 @@ Manager *manager_free(Manager *m) {
         triggers_free(m->triggers);
         bulk_sampler_free(m->bulk);
         policy_watch_free(m->policy_watch);
-        snapshot_free(m->prev);
+        sampler_free(m->sampler);
         sd_event_source_unref(m->timer);
         sd_event_source_unref(m->sig_term);
         sd_event_source_unref(m->sig_int);
@@ -130,7 +122,8 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         m->calibration_dir = strdup(cfg->calibration_dir ?: CALIBRATION_DIR_DEFAULT);
         m->calibration_dir_given = cfg->calibration_dir;
         m->eval = eval_state_new();
-        if (!m->root || !m->state_dir || (cfg->policy_dir && !m->policy_dir) || !m->eval || !m->calibration_dir)
+        if (!m->root || !m->state_dir || (cfg->policy_dir && !m->policy_dir) || !m->eval || !m->calibration_dir ||
+            sampler_new(m->root, &m->sampler) < 0)
                 return -ENOMEM;
         /* The default directory is the host's node_exporter's: only a daemon observing this host
          * (root "/") writes there; a fixture root writes only where --metrics-dir says. */
@@ -157,27 +150,6 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         return 0;
 }
 
-/* Log every diagnostic with CONFIG_FILE=/CONFIG_LINE= so `journalctl` can point at the file. */
-static void log_diagnostics(const Diagnostics *d) {
-        for (size_t pass = 0; pass < 2; pass++) {
-                char **v = pass == 0 ? d->errors : d->warnings;
-                size_t n = pass == 0 ? d->n_errors : d->n_warnings;
-                for (size_t i = 0; i < n; i++) {
-                        char ffile[PATH_MAX + 16] = "", fline[48] = "";
-                        const char *fields[3] = { NULL, NULL, NULL };
-                        const char *c1 = strchr(v[i], ':');
-                        const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
-                        if (c1 && c2) {
-                                snprintf(ffile, sizeof ffile, "CONFIG_FILE=%.*s", (int) (c1 - v[i]), v[i]);
-                                snprintf(fline, sizeof fline, "CONFIG_LINE=%.*s", (int) MIN(c2 - c1 - 1, 20L), c1 + 1);
-                                fields[0] = ffile;
-                                fields[1] = fline;
-                        }
-                        log_fields(pass == 0 ? LOG_ERR : LOG_WARNING, fields, "%s", v[i]);
-                }
-        }
-}
-
 /* Load the policy set; on success replace the running one.  Errors are logged. */
 static int manager_load_policies(Manager *m, bool initial) {
         _cleanup_(policy_set_freep) PolicySet *set = NULL;
@@ -185,10 +157,10 @@ static int manager_load_policies(Manager *m, bool initial) {
         int r;
 
         /* A `plan --measure` result kept in the state directory, for status and the reclaim estimates. */
-        m->has_measured = memcg_cost_measurement_load(m->state_dir, &m->measured) >= 0;
+        sampler_load_measured(m->sampler, m->state_dir);
 
         r = policy_set_load_default(m->policy_dir, m->check_owner, &set, &diag);
-        log_diagnostics(&diag);
+        diagnostics_log(&diag);
         if (r < 0 && diag.n_errors == 0)
                 log_error_errno(r, "Failed to load policies from %s: %s", m->policy_dir ?: POLICY_DIR_DEFAULT,
                                 errno_str(r));
@@ -401,28 +373,6 @@ static void manager_log_rules(Manager *m, const Decision *decision, const Metric
         }
 }
 
-/* Percpu per memcg from live counts: a growth of at least 50 memcgs with Percpu growing too. */
-static void manager_estimate_memcg_cost(Manager *m, const Snapshot *s) {
-        if (!s->meminfo.has_percpu || !s->has_memcg || s->memcg.mode == CGROUP_MEMORY_NONE)
-                return;
-        uint64_t total = s->memcg.live + s->memcg.dying;
-        if (m->est_prev_valid && total >= m->est_prev_total + 50 && s->meminfo.percpu_kib >= m->est_prev_percpu_kib) {
-                double sample = (double) (s->meminfo.percpu_kib - m->est_prev_percpu_kib) * 1024.0 /
-                                (double) (total - m->est_prev_total);
-                m->est_cost_bytes = m->est_cost_bytes > 0 ? 0.5 * m->est_cost_bytes + 0.5 * sample : sample;
-        }
-        if (!m->est_prev_valid || total != m->est_prev_total) {
-                m->est_prev_total = total;
-                m->est_prev_percpu_kib = s->meminfo.percpu_kib;
-                m->est_prev_valid = true;
-        }
-}
-
-/* The per-memcg percpu cost (snapshot_memcg_cost(): `plan --measure`, else the running estimate, else the model). */
-static void manager_memcg_cost(Manager *m, const Snapshot *s, MemcgCost *ret) {
-        snapshot_memcg_cost(s, m->has_measured ? &m->measured : NULL, m->est_cost_bytes, ret);
-}
-
 /* pcptune.prom after every sample (dry-run too: it observes).  Errors are said once until a write succeeds. */
 static void manager_write_metrics(Manager *m, const ReportInput *in) {
         const ReclaimWatch *watch = actuator_watch(m->act);
@@ -486,61 +436,6 @@ static void manager_write_status(Manager *m, const ReportInput *in) {
         json_object_put(o);
 }
 
-/*
- * What to read again: zoneinfo and the v1 memcg directory walk cost more as
- * the host grows; when a read took more than ZONEINFO_COSTLY / MEMCG_COSTLY
- * of CPU, it is reused for up to that many multiples of samples (at most 5).
- * A cheap sample (exit storms, PSI events) reuses both.
- */
-#define ZONEINFO_COSTLY (1 * USEC_PER_MSEC)
-/* v1: the walk costs ~2.6 us per cgroup (11,000: 28 ms).  A rule on memcg.dying/live wants it
- * fresh (a stale count delays reclaim-dying by whole samples): reuse only above 100 ms then. */
-#define MEMCG_COSTLY (20 * USEC_PER_MSEC)
-#define MEMCG_COSTLY_WANTED (100 * USEC_PER_MSEC)
-
-static unsigned manager_reuse_flags(Manager *m, bool cheap) {
-        unsigned flags = 0;
-        if (!m->prev)
-                return 0;
-        if (cheap)
-                return SNAPSHOT_REUSE_ZONEINFO | SNAPSHOT_REUSE_MEMCG;
-        unsigned zk = (unsigned) MIN(m->prev->zoneinfo_cost_usec / ZONEINFO_COSTLY, (usec_t) 5);
-        bool wanted = policy_set_uses_metric(m->policies, METRIC_MEMCG_DYING) ||
-                      policy_set_uses_metric(m->policies, METRIC_MEMCG_LIVE);
-        unsigned mk = (unsigned) MIN(m->prev->memcg_cost_usec / (wanted ? MEMCG_COSTLY_WANTED : MEMCG_COSTLY), (usec_t) 5);
-        if (m->zoneinfo_skips == UINT_MAX)
-                m->zoneinfo_skips = 0; /* a write just changed the pagesets: read them */
-        else if (zk > 0 && m->zoneinfo_skips < zk) {
-                flags |= SNAPSHOT_REUSE_ZONEINFO;
-                m->zoneinfo_skips++;
-        } else
-                m->zoneinfo_skips = 0;
-        if (mk > 0 && m->memcg_skips < mk) {
-                flags |= SNAPSHOT_REUSE_MEMCG;
-                m->memcg_skips++;
-        } else
-                m->memcg_skips = 0;
-        return flags;
-}
-
-/*
- * proc.exit_rate, from the triggers' proc connector.  After a (re)load the triggers are opened for the
- * new set first, with host: evaluated on this sample's metrics: no read of their own.
- */
-static void manager_exit_metric(Manager *m, const Snapshot *s, MetricValues *mv, usec_t now, bool cheap) {
-        if (m->triggers && m->triggers_stale && !cheap) {
-                triggers_update(m->triggers, m->policies, mv, &s->topo.kernel);
-                m->triggers_stale = false;
-        }
-        if (m->triggers) {
-                triggers_exit_metric(m->triggers, mv, now);
-                return;
-        }
-        mv->available[METRIC_PROC_EXIT_RATE] = false;
-        mv->why_unavailable[METRIC_PROC_EXIT_RATE] = m->once ? "counted by a running pcptuned only: --once does not listen to exits"
-                                                             : "the proc connector is not open";
-}
-
 static int manager_report(Manager *m, const ReportInput *in);
 
 /* The kernel features and probes, with what acting found out (the fraction floor, memory.reclaim's args). */
@@ -568,7 +463,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
         int r;
 
         SnapshotError serr = { 0 };
-        r = snapshot_take_explain(m->root, m->prev, manager_reuse_flags(m, cheap), &s, &serr);
+        r = sampler_take(m->sampler, m->policies, cheap, &s, &serr);
         if (r < 0) {
                 char ebuf[768];
                 m->counters.sample_failures++;
@@ -578,11 +473,14 @@ static int manager_sample_full(Manager *m, bool cheap) {
         }
         metrics_from_snapshot(s, &mv);
         now = now_usec(CLOCK_MONOTONIC);
-        manager_exit_metric(m, s, &mv, now, cheap);
+        if (m->triggers)
+                triggers_sample(m->triggers, m->policies, &s->topo.kernel, &mv, now, cheap);
+        else
+                metric_set_unavailable(&mv, METRIC_PROC_EXIT_RATE,
+                                       "counted by a running pcptuned only: --once does not listen to exits");
         actuator_probe_reclaim_args(m->act, s, m->policies);
         BulkFreeView bulk;
         bulk_sampler_view(m->bulk, now, &bulk, &mv);
-        manager_estimate_memcg_cost(m, s);
 
         manager_probe_kernel(m, s);
 
@@ -590,13 +488,9 @@ static int manager_sample_full(Manager *m, bool cheap) {
         if (r < 0)
                 return log_error_errno(r, "Failed to evaluate policies: %s", errno_str(r));
         manager_log_rules(m, &decision, &mv);
-        bool exit_rules_active = false;
-        for (size_t i = 0; i < decision.n_rules; i++)
-                exit_rules_active |= decision.rules[i].verdict == RULE_ACTIVE &&
-                                     rule_uses_metric(decision.rules[i].rule, METRIC_PROC_EXIT_RATE);
-        triggers_set_exit_rules_active(m->triggers, exit_rules_active);
+        triggers_set_decision(m->triggers, &decision);
         MemcgCost cost;
-        manager_memcg_cost(m, s, &cost);
+        sampler_memcg_cost(m->sampler, s, &cost);
         actuator_set_memcg_cost(m->act, &cost);
         actuator_set_calibration_note(m->act, bulk_sampler_why(m->bulk));
         _cleanup_(snapshot_freep) Snapshot *after = NULL;
@@ -610,7 +504,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
                         after = NULL;
                 if (!after && s->has_knob && knob_read(m->root, s->knob.desc, &v) >= 0)
                         s->knob.value = v;
-                m->zoneinfo_skips = UINT_MAX;
+                sampler_pagesets_changed(m->sampler);
         }
         const Snapshot *shown = after ?: s;
         bulk_sampler_goal_track(m->bulk, &decision, now);
@@ -637,8 +531,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
         log_debug("Sample %" PRIu64 " took %" PRIu64 " us of CPU%s%s%s", m->counters.samples, m->last_sample_cpu_usec,
                   cheap ? " (cheap)" : "", s->zoneinfo_reused ? ", zoneinfo reused" : "",
                   s->memcg_reused ? ", memcg counts reused" : "");
-        snapshot_free(m->prev);
-        m->prev = TAKE_PTR(s);
+        sampler_keep(m->sampler, TAKE_PTR(s));
         return 0;
 }
 
@@ -699,7 +592,7 @@ static void manager_reload(Manager *m, const char *why) {
         (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading policies (%s)",
                           now_usec(CLOCK_MONOTONIC), why);
         if (manager_load_policies(m, false) >= 0)
-                m->triggers_stale = true;
+                triggers_policies_changed(m->triggers);
         /* Whether or not the new set loaded: watch what the path names now, so a fix is seen. */
         if (m->policy_watch)
                 policy_watch_refresh(m->policy_watch);
@@ -745,7 +638,6 @@ static int manager_setup_triggers(Manager *m) {
                              &m->triggers);
         if (r < 0)
                 return log_oom();
-        m->triggers_stale = true;
         return 0;
 }
 

@@ -85,6 +85,12 @@ static inline void metric_set(MetricValues *mv, MetricId id, double v) {
         mv->why_unavailable[id] = NULL;
 }
 
+/* why: static text, or owned by the caller for as long as mv is used. */
+static inline void metric_set_unavailable(MetricValues *mv, MetricId id, const char *why) {
+        mv->available[id] = false;
+        mv->why_unavailable[id] = why;
+}
+
 /*
  * A value of metric id with its unit, for reports: bytes "1.5 GiB", pages "512 pages", percent "12.50%",
  * rate "200/s", version "6.12", seconds "250 us"/"1.5 ms"/"3 s", count "127".  Returns buf.

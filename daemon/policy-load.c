@@ -5,12 +5,14 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
+#include "log.h"
 #include "policy.h"
 
 #ifndef POLICY_DIR_DEFAULT
@@ -62,6 +64,26 @@ _printf_(3, 0) static void diagnostics_add(char ***list, size_t *n, const char *
         }
         a[(*n)++] = s;
         *list = a;
+}
+
+void diagnostics_log(const Diagnostics *d) {
+        for (size_t pass = 0; pass < 2; pass++) {
+                char **v = pass == 0 ? d->errors : d->warnings;
+                size_t n = pass == 0 ? d->n_errors : d->n_warnings;
+                for (size_t i = 0; i < n; i++) {
+                        char ffile[PATH_MAX + 16] = "", fline[48] = "";
+                        const char *fields[3] = { NULL, NULL, NULL };
+                        const char *c1 = strchr(v[i], ':');
+                        const char *c2 = c1 ? strchr(c1 + 1, ':') : NULL;
+                        if (c1 && c2) {
+                                snprintf(ffile, sizeof ffile, "CONFIG_FILE=%.*s", (int) (c1 - v[i]), v[i]);
+                                snprintf(fline, sizeof fline, "CONFIG_LINE=%.*s", (int) MIN(c2 - c1 - 1, 20L), c1 + 1);
+                                fields[0] = ffile;
+                                fields[1] = fline;
+                        }
+                        log_fields(pass == 0 ? LOG_ERR : LOG_WARNING, fields, "%s", v[i]);
+                }
+        }
 }
 
 void diagnostics_error(Diagnostics *d, const char *fmt, ...) {

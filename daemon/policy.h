@@ -287,6 +287,13 @@ typedef struct Diagnostics {
 int policy_rate_parse(const char *s, double *ret);
 
 void diagnostics_done(Diagnostics *d);
+
+/*
+ * Log every error (LOG_ERR) and warning (LOG_WARNING), with CONFIG_FILE= and
+ * CONFIG_LINE= taken from its "file:line:column: " prefix so that journalctl
+ * can point at the file.  For the daemon, which decides what a load means.
+ */
+void diagnostics_log(const Diagnostics *d);
 _printf_(2, 3) void diagnostics_error(Diagnostics *d, const char *fmt, ...);
 _printf_(2, 3) void diagnostics_warning(Diagnostics *d, const char *fmt, ...);
 

@@ -25,7 +25,8 @@ struct Triggers {
         char exit_error[160];
         double exit_tick_rate;            /* exits/s from which fast ticks run (a quarter of the lowest threshold) */
         bool exit_rules_active;
-        sd_event_source *fast_tick;       /* 1 s ticks while exits flow or an exit rule is active */
+        sd_event_source *fast_tick;
+        bool stale;                       /* the set changed since the triggers were opened */       /* 1 s ticks while exits flow or an exit rule is active */
 };
 
 int triggers_new(sd_event *event, const char *root, const TriggerHooks *hooks, Triggers **ret) {
@@ -34,6 +35,7 @@ int triggers_new(sd_event *event, const char *root, const TriggerHooks *hooks, T
         if (!t)
                 return -ENOMEM;
         t->psi_fd = -EBADF;
+        t->stale = true;
         t->event = sd_event_ref(event);
         t->hooks = *hooks;
         t->root = strdup(root);
@@ -108,9 +110,13 @@ static void on_exits(void *userdata) {
         triggers_arm_fast_tick(userdata);
 }
 
-void triggers_set_exit_rules_active(Triggers *t, bool active) {
-        if (t)
-                t->exit_rules_active = active;
+void triggers_set_decision(Triggers *t, const Decision *decision) {
+        if (!t)
+                return;
+        t->exit_rules_active = false;
+        for (size_t i = 0; i < decision->n_rules; i++)
+                t->exit_rules_active |= decision->rules[i].verdict == RULE_ACTIVE &&
+                                        rule_uses_metric(decision->rules[i].rule, METRIC_PROC_EXIT_RATE);
 }
 
 /* ---- PSI ----------------------------------------------------------------- */
@@ -214,18 +220,23 @@ static void triggers_update_procexit(Triggers *t, const PolicySet *set, const Me
         (void) triggers_open_procexit(t, set, kernel);
 }
 
-void triggers_update(Triggers *t, const PolicySet *set, const MetricValues *mv, const KernelVersion *kernel) {
-        triggers_update_procexit(t, set, mv, kernel);
-        triggers_update_psi(t, set, mv);
+void triggers_policies_changed(Triggers *t) {
+        if (t)
+                t->stale = true;
 }
 
-void triggers_exit_metric(Triggers *t, MetricValues *mv, usec_t now) {
+void triggers_sample(Triggers *t, const PolicySet *set, const KernelVersion *kernel, MetricValues *mv, usec_t now,
+                     bool cheap) {
+        if (t->stale && !cheap) {
+                triggers_update_procexit(t, set, mv, kernel);
+                triggers_update_psi(t, set, mv);
+                t->stale = false;
+        }
         if (t->procexit) {
                 metric_set(mv, METRIC_PROC_EXIT_RATE, proc_exit_rate(t->procexit, now));
                 return;
         }
-        mv->available[METRIC_PROC_EXIT_RATE] = false;
-        mv->why_unavailable[METRIC_PROC_EXIT_RATE] = t->exit_unavailable ?: "the proc connector is not open";
+        metric_set_unavailable(mv, METRIC_PROC_EXIT_RATE, t->exit_unavailable ?: "the proc connector is not open");
 }
 
 bool triggers_exit_count(const Triggers *t, uint64_t *ret) {

@@ -6,6 +6,7 @@
 #include <systemd/sd-event.h>
 
 #include "metrics.h"
+#include "policy-eval.h"
 #include "policy.h"
 #include "util.h"
 
@@ -35,24 +36,27 @@ typedef struct TriggerHooks {
         void *userdata;
 } TriggerHooks;
 
-/* Nothing is opened before triggers_update().  0 or -ENOMEM. */
+/* Nothing is opened before the first sample (triggers_sample()).  0 or -ENOMEM. */
 int triggers_new(sd_event *event, const char *root, const TriggerHooks *hooks, Triggers **ret);
 Triggers *triggers_free(Triggers *t);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Triggers *, triggers_free);
 
+/* A new policy set was loaded: the triggers follow it at the next full sample. */
+void triggers_policies_changed(Triggers *t);
+
 /*
- * Open or close the triggers for a newly loaded set.  host: is evaluated on
- * mv, the metrics of the sample being taken (no read of its own); kernel is
- * that sample's kernel (the proc connector's filter depends on it).  Failures
- * are logged and leave sampling at the interval.
+ * At each sample, on its metrics: after a (re)load and at the first sample
+ * (not a cheap one: a trigger's own), open or close the triggers for set,
+ * with host: evaluated on mv (no read of its own) and kernel the sample's
+ * (the proc connector's filter depends on it); failures are logged and leave
+ * sampling at the interval.  Then proc.exit_rate into mv (exits per second),
+ * or why it is unavailable.  now: CLOCK_MONOTONIC µs.
  */
-void triggers_update(Triggers *t, const PolicySet *set, const MetricValues *mv, const KernelVersion *kernel);
+void triggers_sample(Triggers *t, const PolicySet *set, const KernelVersion *kernel, MetricValues *mv, usec_t now,
+                     bool cheap);
 
-/* proc.exit_rate into mv (exits per second), or why it is unavailable.  now: CLOCK_MONOTONIC µs. */
-void triggers_exit_metric(Triggers *t, MetricValues *mv, usec_t now);
-
-/* Whether a rule using proc.exit_rate is active after the last evaluation (fast ticks go on while it is). */
-void triggers_set_exit_rules_active(Triggers *t, bool active);
+/* After the evaluation: fast ticks go on while a rule using proc.exit_rate is active.  t may be NULL. */
+void triggers_set_decision(Triggers *t, const Decision *decision);
 
 /* Do exits flow at the fast-tick rate, or is an exit rule active?  false with t NULL. */
 bool triggers_exits_busy(Triggers *t, usec_t now);

@@ -13,6 +13,7 @@
 #include "test-helpers.h"
 
 #include "capture.h"
+#include "sampler.h"
 #include "snapshot.h"
 #include "source-cgroup.h"
 #include "source-meminfo.h"
@@ -2088,6 +2089,34 @@ static void test_snapshot_take_sources(void **state) {
         free(root);
 }
 
+/* The daemon's sampling stage: a cheap sample reuses zoneinfo and the memcg counts of the kept one. */
+static void test_sampler(void **state) {
+        (void) state;
+        char *root = fixture_root("6.18.44-fc-live-smp2-24G", "root");
+        Sampler *sp = NULL;
+        Snapshot *s = NULL;
+        MemcgCost cost;
+
+        assert_int_equal(sampler_new(root, &sp), 0);
+        assert_int_equal(sampler_take(sp, NULL, true, &s, NULL), 0); /* nothing kept yet: read */
+        assert_false(s->zoneinfo_reused);
+        assert_false(s->memcg_reused);
+        sampler_memcg_cost(sp, s, &cost);
+        assert_true(cost.bytes > 0);
+        sampler_keep(sp, s);
+        assert_int_equal(sampler_take(sp, NULL, true, &s, NULL), 0);
+        assert_true(s->zoneinfo_reused);
+        assert_true(s->memcg_reused);
+        assert_true(s->n_pcp_zones > 0);
+        sampler_keep(sp, s);
+        /* A fixture reads fast: a full sample reads everything again. */
+        assert_int_equal(sampler_take(sp, NULL, false, &s, NULL), 0);
+        assert_false(s->zoneinfo_reused);
+        sampler_keep(sp, s);
+        sampler_free(sp);
+        free(root);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_zoneinfo_fixtures),
@@ -2123,6 +2152,7 @@ int main(void) {
                 cmocka_unit_test(test_source_file_expand),
                 cmocka_unit_test(test_capture_roundtrip),
                 cmocka_unit_test(test_snapshot_take_sources),
+                cmocka_unit_test(test_sampler),
                 cmocka_unit_test(test_live_kernel),
                 cmocka_unit_test(test_live_memcg),
         };
