@@ -182,58 +182,51 @@ static BulkFreeEvent ev_at(BulkFreeEventKind kind, unsigned cpu, int pid, uint64
         return (BulkFreeEvent){ .kind = kind, .cpu = cpu, .pid = pid, .ts_ns = us * 1000, .order = order };
 }
 
+/* bulk_free_grouper_feed() of ev_at(kind, cpu, pid, us, order). */
+static int feed(BulkFreeGrouper *g, BulkFreeEventKind kind, unsigned cpu, int pid, uint64_t us, unsigned order,
+                BulkFreeSpan *sp) {
+        BulkFreeEvent e = ev_at(kind, cpu, pid, us, order);
+        return bulk_free_grouper_feed(g, &e, sp);
+}
+
 static void test_bulk_free_grouper(void **state) {
         BulkFreeGrouper g = { 0 };
         BulkFreeSpan sp;
         BulkFreeEvent e;
 
         /* CPU 0: three drains (orders 0, 0, 1) then a free: 4 pages over 7 us. */
-        e = ev_at(BULK_FREE_EVENT_DRAIN, 0, 10, 100, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 0);
-        e = ev_at(BULK_FREE_EVENT_DRAIN, 0, 10, 103, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 0);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_DRAIN, 0, 10, 100, 0, &sp), 0);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_DRAIN, 0, 10, 103, 0, &sp), 0);
         /* CPU 1 interleaved: its own run, not ended by CPU 0's events. */
-        e = ev_at(BULK_FREE_EVENT_DRAIN, 1, 11, 104, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 0);
-        e = ev_at(BULK_FREE_EVENT_DRAIN, 0, 10, 107, 1);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 0);
-        e = ev_at(BULK_FREE_EVENT_FREE, 0, 10, 110, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 1);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_DRAIN, 1, 11, 104, 0, &sp), 0);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_DRAIN, 0, 10, 107, 1, &sp), 0);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_FREE, 0, 10, 110, 0, &sp), 1);
         assert_int_equal(sp.cpu, 0);
         assert_true(sp.pages == 4);
         assert_true(sp.last_ns - sp.first_ns == 7000);
         /* A free with no run open completes nothing. */
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 0);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_FREE, 0, 10, 110, 0, &sp), 0);
         /* CPU 1: another pid's drain ends the run (another call). */
-        e = ev_at(BULK_FREE_EVENT_DRAIN, 1, 12, 120, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 1);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_DRAIN, 1, 12, 120, 0, &sp), 1);
         assert_int_equal(sp.cpu, 1);
         assert_true(sp.pages == 1 && sp.first_ns == sp.last_ns);
         /* A LOST mark discards the open run of its CPU. */
         e = (BulkFreeEvent){ .kind = BULK_FREE_EVENT_LOST, .cpu = 1, .lost = 5 };
         assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 0);
-        e = ev_at(BULK_FREE_EVENT_FREE, 1, 12, 130, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 0);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_FREE, 1, 12, 130, 0, &sp), 0);
         assert_true(g.discarded == 1 && g.lost == 5);
         /* A break with skip: the open run is dropped, so is the next one; the one after counts. */
-        e = ev_at(BULK_FREE_EVENT_DRAIN, 0, 10, 200, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 0);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_DRAIN, 0, 10, 200, 0, &sp), 0);
         bulk_free_grouper_break(&g, true);
         assert_true(g.discarded == 2);
-        e = ev_at(BULK_FREE_EVENT_DRAIN, 0, 10, 300, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 0);
-        e = ev_at(BULK_FREE_EVENT_FREE, 0, 10, 301, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 0);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_DRAIN, 0, 10, 300, 0, &sp), 0);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_FREE, 0, 10, 301, 0, &sp), 0);
         assert_true(g.discarded == 3);
-        e = ev_at(BULK_FREE_EVENT_DRAIN, 0, 10, 400, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 0);
-        e = ev_at(BULK_FREE_EVENT_FREE, 0, 10, 401, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 1);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_DRAIN, 0, 10, 400, 0, &sp), 0);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_FREE, 0, 10, 401, 0, &sp), 1);
         /* A drain stamped before the open run's last event is another call. */
-        e = ev_at(BULK_FREE_EVENT_DRAIN, 0, 10, 500, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 0);
-        e = ev_at(BULK_FREE_EVENT_DRAIN, 0, 10, 499, 0);
-        assert_int_equal(bulk_free_grouper_feed(&g, &e, &sp), 1);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_DRAIN, 0, 10, 500, 0, &sp), 0);
+        assert_int_equal(feed(&g, BULK_FREE_EVENT_DRAIN, 0, 10, 499, 0, &sp), 1);
         assert_true(g.events == 10);
         bulk_free_grouper_done(&g);
 }
