@@ -45,13 +45,14 @@ static void test_getters(void **state) {
         json_object_put(o);
 }
 
-static char *render_status(json_object *model) {
+/* The text print renders of a model (report_print_model(), plan_print_model()); free() it. */
+static char *render(void (*print)(FILE *, json_object *), json_object *model) {
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
 
         assert_non_null(f);
-        report_print_model(f, model);
+        print(f, model);
         fclose(f);
         return buf;
 }
@@ -76,7 +77,7 @@ static void test_status_text_from_model(void **state) {
                 assert_non_null(f);
                 assert_int_equal(report_print(f, &in), 0);
                 fclose(f);
-                text = render_status(m);
+                text = render(report_print_model, m);
                 assert_string_equal(text, direct);
                 free(text);
 
@@ -84,7 +85,7 @@ static void test_status_text_from_model(void **state) {
                 json_object_object_add(m, "nodes", json_object_new_int(7));
                 json_object_object_add(m, "pcp_held_bytes", json_object_new_int64(INT64_C(12345) << 20));
                 json_object_object_add(view_idx(m, "zones", 0), "count_pages", json_object_new_int64(987654));
-                text = render_status(m);
+                text = render(report_print_model, m);
                 assert_non_null(strstr(text, ", 7 nodes, "));
                 assert_non_null(strstr(text, "pcp lists: 12.1 GiB held now"));
                 snprintf(want, sizeof want, " %8d ", 987654);
@@ -102,7 +103,7 @@ static void test_status_text_from_model(void **state) {
 static void test_plan_text_from_model(void **state) {
         (void) state;
         for (size_t i = 0; fixture_sets[i]; i++) {
-                char *root = fixture_root(fixture_sets[i], "root"), *text = NULL, *direct = NULL;
+                char *root = fixture_root(fixture_sets[i], "root"), *text, *direct = NULL;
                 PlanOptions o = { .fractions = { 8 }, .n_fractions = 1, .memcgs_per_container = 1 };
                 size_t len = 0;
                 Snapshot *s = NULL;
@@ -117,17 +118,13 @@ static void test_plan_text_from_model(void **state) {
 
                 json_object *m = plan_to_json(&h, &o);
                 assert_non_null(m);
-                f = open_memstream(&text, &len);
-                plan_print_model(f, m);
-                fclose(f);
+                text = render(plan_print_model, m);
                 assert_string_equal(text, direct);
                 free(text);
 
                 json_object_object_add(view_idx(m, "totals", 0), "pcp_max_bytes", json_object_new_int64(INT64_C(3) << 30));
                 json_object_object_add(view_idx(m, "zones", 0), "managed_pages", json_object_new_int64(123456789));
-                f = open_memstream(&text, &len);
-                plan_print_model(f, m);
-                fclose(f);
+                text = render(plan_print_model, m);
                 assert_non_null(strstr(text, "(current) 3.0 GiB"));
                 assert_non_null(strstr(text, " 123456789 "));
                 free(text);
