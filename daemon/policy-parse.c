@@ -459,6 +459,23 @@ static const char *key_hint(const char *what, const char *key, const Field *fiel
 }
 
 /*
+ * Step into the mapping or sequence (type) at the current event: 0.  Anything else is reported at its
+ * start as "expected <what>, found <event>" and skipped: -EINVAL (or the parser's -ENOMEM/-errno).
+ */
+static int parser_enter(Parser *p, yaml_event_type_t type, const char *what) {
+        yaml_mark_t start = p->event.start_mark;
+        char buf[96];
+        int r;
+
+        if (p->event.type != type) {
+                parser_error(p, &start, "expected %s, found %s", what, event_describe(p, buf, sizeof(buf)));
+                r = parser_skip_node(p);
+                return r < 0 ? r : -EINVAL;
+        }
+        return parser_next(p);
+}
+
+/*
  * Parse a mapping at the current event with a table.  what names it in
  * messages ("the policy", "a rule").  Unknown and duplicate keys are errors
  * at the key; missing required keys are errors at the mapping.  Returns 0,
@@ -470,19 +487,13 @@ static int parse_mapping(Parser *p, const char *what, const Field *fields, size_
         yaml_mark_t start = p->event.start_mark, seen_at[FIELDS_MAX];
         bool seen[FIELDS_MAX] = { false };
         unsigned errors = p->n_errors, n_keys = 0;
-        char buf[96], keys[256];
+        char buf[96], keys[256], expected[384];
         int r;
 
         assert(n <= FIELDS_MAX);
         fields_list(fields, n, keys, sizeof(keys));
-
-        if (p->event.type != YAML_MAPPING_START_EVENT) {
-                parser_error(p, &start, "expected %s (a mapping of %s), found %s", what, keys,
-                             event_describe(p, buf, sizeof(buf)));
-                r = parser_skip_node(p);
-                return r < 0 ? r : -EINVAL;
-        }
-        r = parser_next(p);
+        snprintf(expected, sizeof expected, "%s (a mapping of %s)", what, keys);
+        r = parser_enter(p, YAML_MAPPING_START_EVENT, expected);
         if (r < 0)
                 return r;
 
@@ -1250,19 +1261,13 @@ static int parse_reclaim_cgroup(Parser *p, void *dest) {
 }
 
 static int parse_reclaim_roots(Parser *p, void *dest) {
-        char ***roots = dest, buf[96];
+        char ***roots = dest;
         yaml_mark_t start = p->event.start_mark;
         unsigned errors = p->n_errors;
         size_t n = 0;
         int r;
 
-        if (p->event.type != YAML_SEQUENCE_START_EVENT) {
-                parser_error(p, &start, "expected a sequence of cgroup paths, found %s",
-                             event_describe(p, buf, sizeof(buf)));
-                r = parser_skip_node(p);
-                return r < 0 ? r : -EINVAL;
-        }
-        r = parser_next(p);
+        r = parser_enter(p, YAML_SEQUENCE_START_EVENT, "a sequence of cgroup paths");
         if (r < 0)
                 return r;
         while (p->event.type != YAML_SEQUENCE_END_EVENT) {
@@ -1511,16 +1516,9 @@ static int parse_rules(Parser *p, void *dest) {
         Policy *policy = dest;
         yaml_mark_t start = p->event.start_mark;
         unsigned errors = p->n_errors;
-        char buf[96];
         int r;
 
-        if (p->event.type != YAML_SEQUENCE_START_EVENT) {
-                parser_error(p, &start, "expected rules (a sequence of mappings), found %s",
-                             event_describe(p, buf, sizeof(buf)));
-                r = parser_skip_node(p);
-                return r < 0 ? r : -EINVAL;
-        }
-        r = parser_next(p);
+        r = parser_enter(p, YAML_SEQUENCE_START_EVENT, "rules (a sequence of mappings)");
         if (r < 0)
                 return r;
 
