@@ -24,16 +24,7 @@
 #define SCALE_PATH "/proc/sys/vm/pcp_batch_scale_max"
 
 static void put(const char *root, const char *path, const char *text) {
-        char *p;
-        assert_true(asprintf(&p, "%s%s", root, path) > 0);
-        assert_int_equal(write_file_atomic(p, text, strlen(text), 0644), 0);
-        free(p);
-}
-
-static int64_t value(const char *root, const char *path) {
-        int64_t v;
-        assert_int_equal(read_int64_at(root, path, &v), 0);
-        return v;
+        test_put(root, path, text, 0644);
 }
 
 static bool exists(const char *dir, const char *name) {
@@ -90,6 +81,15 @@ static Actuator *new_actuator(const char *root, const char *state_dir, EvalState
         return a;
 }
 
+static void teardown(Actuator *a, EvalState *st, char *root, char *sd) {
+        actuator_free(a);
+        eval_state_free(st);
+        test_rm_rf(root);
+        test_rm_rf(sd);
+        free(root);
+        free(sd);
+}
+
 /* A kernel with the contrib patches (declared by the tree): -1 and the batch scale; then both handed back. */
 static void test_act_and_release(void **state) {
         char *root = copy_root(), *sd = test_mkdtemp("actuator-state");
@@ -102,8 +102,8 @@ static void test_act_and_release(void **state) {
         assert_int_equal(actuator_probe_state(a, KNOB_PCP_HIGH_FRACTION), FEATURE_PRESENT);
 
         assert_true(act_on(a, st, root, BOTH) & ACT_PAGESETS_CHANGED);
-        assert_int_equal(value(root, FRACTION_PATH), -1);
-        assert_int_equal(value(root, SCALE_PATH), 2);
+        assert_int_equal(test_value(root, FRACTION_PATH), -1);
+        assert_int_equal(test_value(root, SCALE_PATH), 2);
         const KnobState *k = actuator_knobs(a);
         assert_true(k[KNOB_PCP_HIGH_FRACTION].managed && k[KNOB_PCP_HIGH_FRACTION].original == 0);
         assert_true(k[KNOB_PCP_BATCH_SCALE_MAX].managed && k[KNOB_PCP_BATCH_SCALE_MAX].original == 5);
@@ -123,19 +123,14 @@ static void test_act_and_release(void **state) {
 
         /* No rule sets them any more: both originals back, the journal empty. */
         assert_true(act_on(a, st, root, NONE) & ACT_PAGESETS_CHANGED);
-        assert_int_equal(value(root, FRACTION_PATH), 0);
-        assert_int_equal(value(root, SCALE_PATH), 5);
+        assert_int_equal(test_value(root, FRACTION_PATH), 0);
+        assert_int_equal(test_value(root, SCALE_PATH), 5);
         assert_false(k[KNOB_PCP_HIGH_FRACTION].managed || k[KNOB_PCP_BATCH_SCALE_MAX].managed);
         assert_int_equal(actuator_stop(a), 0);
         assert_false(exists(sd, "restore.json"));
         assert_int_equal(actuator_failures(a), 0);
 
-        actuator_free(a);
-        eval_state_free(st);
-        test_rm_rf(root);
-        test_rm_rf(sd);
-        free(root);
-        free(sd);
+        teardown(a, st, root, sd);
 }
 
 /* A stock kernel: the tree says -1 is refused (the solved minimum is written), and has no batch scale. */
@@ -151,7 +146,7 @@ static void test_stock_kernel(void **state) {
         assert_int_equal(actuator_probe_state(a, KNOB_PCP_HIGH_FRACTION), FEATURE_ABSENT);
 
         assert_true(act_on(a, st, root, BOTH) & ACT_PAGESETS_CHANGED);
-        int64_t f = value(root, FRACTION_PATH);
+        int64_t f = test_value(root, FRACTION_PATH);
         assert_true(f >= 8);
         const KnobState *k = actuator_knobs(a);
         assert_false(k[KNOB_PCP_BATCH_SCALE_MAX].present || k[KNOB_PCP_BATCH_SCALE_MAX].managed);
@@ -160,14 +155,9 @@ static void test_stock_kernel(void **state) {
 
         /* Stop hands the fraction back. */
         assert_int_equal(actuator_stop(a), 0);
-        assert_int_equal(value(root, FRACTION_PATH), 0);
+        assert_int_equal(test_value(root, FRACTION_PATH), 0);
 
-        actuator_free(a);
-        eval_state_free(st);
-        test_rm_rf(root);
-        test_rm_rf(sd);
-        free(root);
-        free(sd);
+        teardown(a, st, root, sd);
 }
 
 int main(void) {

@@ -65,6 +65,21 @@ __attribute__((unused)) static char *test_mkdtemp(const char *name) {
         return d;
 }
 
+/* Write text to root + path (path starts with '/'), atomically, with mode. */
+__attribute__((unused)) static void test_put(const char *root, const char *path, const char *text, unsigned mode) {
+        char *p;
+        assert_true(asprintf(&p, "%s%s", root, path) > 0);
+        assert_int_equal(write_file_atomic(p, text, strlen(text), mode), 0);
+        free(p);
+}
+
+/* The integer in root + path (a sysctl of a fake root); fails the test when it cannot be read. */
+__attribute__((unused)) static int64_t test_value(const char *root, const char *path) {
+        int64_t v;
+        assert_int_equal(read_int64_at(root, path, &v), 0);
+        return v;
+}
+
 /* Remove a test's directory tree (rm -rf). */
 __attribute__((unused)) static void test_rm_rf(const char *d) {
         char *cmd;

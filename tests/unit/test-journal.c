@@ -22,16 +22,7 @@
 #define SCALE_PATH "/proc/sys/vm/pcp_batch_scale_max"
 
 static void put(const char *root, const char *path, const char *text) {
-        char *p;
-        assert_true(asprintf(&p, "%s%s", root, path) > 0);
-        assert_int_equal(write_file_atomic(p, text, strlen(text), 0600), 0);
-        free(p);
-}
-
-static int64_t value(const char *root, const char *path) {
-        int64_t v;
-        assert_int_equal(read_int64_at(root, path, &v), 0);
-        return v;
+        test_put(root, path, text, 0600);
 }
 
 static void set_value(const char *root, const char *path, int64_t v) {
@@ -231,8 +222,8 @@ static void test_version1(void **state) {
         set_value(root, FRACTION_PATH, 4509);
         set_value(root, SCALE_PATH, 2);
         assert_int_equal(journal_restore(j, root, "test"), 2);
-        assert_int_equal(value(root, FRACTION_PATH), 0);
-        assert_int_equal(value(root, SCALE_PATH), 5);
+        assert_int_equal(test_value(root, FRACTION_PATH), 0);
+        assert_int_equal(test_value(root, SCALE_PATH), 5);
         journal_free(j);
         assert_int_equal(journal_load(d, &j, err, sizeof err), -ENOENT);
         test_rm_rf(d);
@@ -300,7 +291,7 @@ static void test_knob_apply_release(void **state) {
 
         assert_int_equal(knob_apply(&k, root, j, false, 4509, &why, &old), KNOB_WRITTEN);
         assert_int_equal(old, 0);
-        assert_int_equal(value(root, FRACTION_PATH), 4509);
+        assert_int_equal(test_value(root, FRACTION_PATH), 4509);
         assert_true(k.managed);
         assert_int_equal(k.original, 0);
         /* Committed after the write: original 0, written 4509, no intent left. */
@@ -316,10 +307,10 @@ static void test_knob_apply_release(void **state) {
         /* Outside the allowlist's range, or a value the kernel rejects: refused before anything. */
         assert_int_equal(knob_apply(&k, root, j, false, (int64_t) INT_MAX + 1, &why, NULL), -ERANGE);
         assert_int_equal(knob_apply(&k, root, j, false, 5, &why, NULL), -ERANGE);
-        assert_int_equal(value(root, FRACTION_PATH), 2000);
+        assert_int_equal(test_value(root, FRACTION_PATH), 2000);
 
         assert_int_equal(knob_release(&k, root, j, false, "stop"), KNOB_RESTORED);
-        assert_int_equal(value(root, FRACTION_PATH), 0);
+        assert_int_equal(test_value(root, FRACTION_PATH), 0);
         assert_false(k.managed);
         assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
 
@@ -328,16 +319,16 @@ static void test_knob_apply_release(void **state) {
         set_value(root, FRACTION_PATH, 1000);
         assert_int_equal(knob_apply(&k, root, j, false, 300, &why, NULL), KNOB_ADMIN);
         assert_true(k.admin_override);
-        assert_int_equal(value(root, FRACTION_PATH), 1000);
+        assert_int_equal(test_value(root, FRACTION_PATH), 1000);
         assert_int_equal(knob_apply(&k, root, j, false, 300, &why, NULL), KNOB_ADMIN);
         assert_int_equal(knob_release(&k, root, j, false, "stop"), KNOB_NOOP);
-        assert_int_equal(value(root, FRACTION_PATH), 1000);
+        assert_int_equal(test_value(root, FRACTION_PATH), 1000);
         assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
 
         /* Dry-run never writes and never journals. */
         KnobState dr = { .desc = fraction() };
         assert_int_equal(knob_apply(&dr, root, NULL, true, 8, &why, NULL), KNOB_WOULD_WRITE);
-        assert_int_equal(value(root, FRACTION_PATH), 1000);
+        assert_int_equal(test_value(root, FRACTION_PATH), 1000);
         assert_false(dr.managed);
 
         /* A failing write (missing file) leaves nothing in the journal. */
@@ -374,13 +365,13 @@ static void test_restore(void **state) {
         assert_int_equal(journal_intent(j, fraction(), 0, 4509, 4509), 0);
         assert_int_equal(journal_commit(j, fraction(), 4509), 0);
         assert_int_equal(journal_restore(j, root, "test"), 1);
-        assert_int_equal(value(root, FRACTION_PATH), 0);
+        assert_int_equal(test_value(root, FRACTION_PATH), 0);
         assert_int_equal(j->n_entries, 0);
 
         set_value(root, FRACTION_PATH, 777);
         assert_int_equal(journal_intent(j, fraction(), 0, 4509, 2000), 0);
         assert_int_equal(journal_restore(j, root, "test"), 0);
-        assert_int_equal(value(root, FRACTION_PATH), 777);
+        assert_int_equal(test_value(root, FRACTION_PATH), 777);
         assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
 
         /* Item 2: an intent W1 -> W2, killed before the write (W1) or after it (W2): both restored. */
@@ -389,7 +380,7 @@ static void test_restore(void **state) {
                 assert_int_equal(journal_intent(j, fraction(), 0, 1000, 2000), 0);
                 assert_int_equal(journal_load(sd, &loaded, err, sizeof err), 0);
                 assert_int_equal(journal_restore(loaded, root, "test"), 1);
-                assert_int_equal(value(root, FRACTION_PATH), 0);
+                assert_int_equal(test_value(root, FRACTION_PATH), 0);
                 loaded = journal_free(loaded);
                 journal_clear(j);
         }
@@ -398,7 +389,7 @@ static void test_restore(void **state) {
         assert_int_equal(journal_intent(j, scale(), 5, 5, 2), 0);
         assert_int_equal(journal_load(sd, &loaded, err, sizeof err), 0);
         assert_int_equal(journal_restore(loaded, root, "test"), 0);
-        assert_int_equal(value(root, SCALE_PATH), 5);
+        assert_int_equal(test_value(root, SCALE_PATH), 5);
         assert_int_equal(loaded->n_entries, 0);
         loaded = journal_free(loaded);
         assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
@@ -425,7 +416,7 @@ static void test_failed_save(void **state) {
         assert_true(asprintf(&gone, "%s.away", sd) > 0);
         assert_int_equal(rename(sd, gone), 0);
         assert_true(knob_apply(&pcp, root, j, false, 2000, &why, NULL) < 0);
-        assert_int_equal(value(root, FRACTION_PATH), 1000); /* no write without a saved intent */
+        assert_int_equal(test_value(root, FRACTION_PATH), 1000); /* no write without a saved intent */
         assert_int_equal(pcp.written, 1000);
         const JournalEntry *e = journal_find(j, fraction());
         assert_non_null(e);
@@ -433,7 +424,7 @@ static void test_failed_save(void **state) {
         assert_false(e->has_next);
         assert_true(knob_apply(&sc, root, j, false, 2, &why, NULL) < 0);
         assert_null(journal_find(j, scale()));
-        assert_int_equal(value(root, SCALE_PATH), 5);
+        assert_int_equal(test_value(root, SCALE_PATH), 5);
         /* Space again: the other knob's save writes the first one's true value. */
         assert_int_equal(rename(gone, sd), 0);
         assert_int_equal(knob_apply(&sc, root, j, false, 2, &why, NULL), KNOB_WRITTEN);
@@ -443,8 +434,8 @@ static void test_failed_save(void **state) {
         assert_int_equal(e->written, 1000);
         /* As after a SIGKILL now: the next start restores both originals. */
         assert_int_equal(journal_restore(loaded, root, "test"), 2);
-        assert_int_equal(value(root, FRACTION_PATH), 0);
-        assert_int_equal(value(root, SCALE_PATH), 5);
+        assert_int_equal(test_value(root, FRACTION_PATH), 0);
+        assert_int_equal(test_value(root, SCALE_PATH), 5);
         journal_free(loaded);
 
         /* A commit that cannot be saved keeps the saved intent, which names both values. */
