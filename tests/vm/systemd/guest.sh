@@ -272,6 +272,9 @@ if runs 16; then
 	journalctl --update-catalog 2>&1 | evf
 	cid() { awk -v s="$1" '/^-- [0-9a-f]+$/ { id = $2 } index($0, "Subject: " s) == 1 { print id; exit }' "$cat"; }
 	id_change=$(cid "pcptuned changed") id_restore=$(cid "pcptuned restored")
+	# The window starts a second before the start, and more than that after the stop above,
+	# whose restore would otherwise fall in it (6.12: 'restore change restore').
+	sleep 2.1
 	since=$(date -u -d "@$(($(date -u +%s) - 1))" '+%Y-%m-%d %H:%M:%S')
 	c=$(cursor)
 	systemctl start "$U"
