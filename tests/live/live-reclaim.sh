@@ -28,6 +28,9 @@ tmp=$(mktemp -d /tmp/pcptune-live-reclaim.XXXXXX)
 cleanup() {
 	rm -rf "$data"
 	for d in "$T"/*/*/ "$T"/*/ "$T"/; do [ -d "$d" ] && rmdir "$d" 2>/dev/null; done
+	# The removed cgroups (most of them never charged a page) are freed within moments: let the
+	# host-wide dying count settle before the next live test reads it.
+	[ $mode = v1 ] && settle dying
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -51,6 +54,7 @@ cached_pct() { fincore -b -n -o RES,SIZE "$1" | awk '{ printf "%d", $2 ? 100 * $
 
 # The sentinel: cached by this shell, outside the test tree.
 head -c 8M /dev/urandom >"$data/sentinel"; cat "$data/sentinel" >/dev/null
+[ $mode = v1 ] && settle dying
 mkdir "$T"
 before_dying=$(dying)
 [ $mode = v2 ] && echo +memory >"$T/cgroup.subtree_control"

@@ -54,6 +54,7 @@ resident_pct() { # files... -> % of their pages in the page cache
 	fincore -b -n -o RES,SIZE "$@" | awk '{ r += $1; s += $2 } END { printf "%d", s ? 100 * r / s : 0 }'
 }
 
+[ $mode = v1 ] && settle dying
 mkdir "$T"
 [ $mode = v2 ] && echo +memory >"$T/cgroup.subtree_control"
 before=$(dying)

@@ -36,6 +36,19 @@ live_lock() {
 	exec 9>"${TMPDIR:-/tmp}/pcptune-live-tests.lock" && flock 9
 }
 # Wait until a command succeeds (timeout in tenths of a second).
+# Wait (at most 15 s) until a count printed by a command stops moving: the same value in three readings
+# half a second apart.  For host-wide counts such as v1's dying memcgs, which removed cgroups (a test
+# that just ended, other work) leave for a moment after rmdir until the kernel frees them.
+settle() { # command...
+	local last="" same=0 i v
+	for i in $(seq 30); do
+		v=$("$@")
+		if [ "$v" = "$last" ]; then same=$((same + 1)); else same=0; last=$v; fi
+		[ $same -ge 2 ] && return 0
+		sleep 0.5
+	done
+	return 1
+}
 wait_for() { # tenths command...
 	t=$1; shift
 	while [ "$t" -gt 0 ]; do
