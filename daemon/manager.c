@@ -55,9 +55,6 @@ struct Manager {
         int lock_fd;
 
         Actuator *act;                /* the knobs, their journal, the actions (actuator.h) */
-        KernelFeatures declared;     /* what a root tree declares (read at start) */
-        KernelFeatures features;     /* of the last sample */
-        KernelProbes probes;         /* of the last sample (probe-kernel.h) */
 
         /* What makes the daemon sample now instead of at its next tick (NULL without the loop). */
         Triggers *triggers;
@@ -141,7 +138,7 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         m->check_owner = cfg->check_owner;
         m->report = cfg->report ?: stdout;
         r = actuator_new(&(ActuatorConfig){ .root = m->root, .state_dir = m->state_dir, .dry_run = m->dry_run,
-                                            .once = m->once, .eval = m->eval, .probes = &m->probes,
+                                            .once = m->once, .eval = m->eval, .probes = sampler_probes(m->sampler),
                                             .counters = &m->counters },
                          &m->act);
         if (r < 0)
@@ -332,9 +329,6 @@ static void manager_open_metrics(Manager *m) {
 int manager_startup(Manager *m) {
         int r;
 
-        /* What a root tree other than "/" (fixtures, snapshots, test trees) declares of its kernel. */
-        kernel_features_declared(m->root, &m->declared);
-
         r = manager_load_policies(m, true);
         if (r < 0)
                 return r;
@@ -438,22 +432,6 @@ static void manager_write_status(Manager *m, const ReportInput *in) {
 
 static int manager_report(Manager *m, const ReportInput *in);
 
-/* The kernel features and probes, with what acting found out (the fraction floor, memory.reclaim's args). */
-static void manager_probe_kernel(Manager *m, const Snapshot *s) {
-        const ReclaimWatch *w = actuator_watch(m->act);
-        FeatureState floor = actuator_probe_state(m->act, KNOB_PCP_HIGH_FRACTION);
-
-        kernel_features_from_snapshot(&m->declared, s, &m->features);
-        if (floor != FEATURE_UNKNOWN)
-                m->features.fraction_floor = floor;
-        if (w->args == RECLAIM_ARGS_SWAPPINESS || w->args == RECLAIM_ARGS_BYTES)
-                m->features.reclaim_swappiness = w->args == RECLAIM_ARGS_SWAPPINESS ? FEATURE_PRESENT : FEATURE_ABSENT;
-        if (w->scope_dying != FEATURE_UNKNOWN)
-                m->features.reclaim_scope_dying = w->scope_dying;
-        kernel_probes_run(&(ProbeInput){ .root = m->root, .snap = s, .kernel = s->topo.kernel, .features = &m->features },
-                          &m->probes);
-}
-
 /* One sample: sources -> snapshot -> evaluation -> decision -> actuators.  cheap: reuse costly sources. */
 static int manager_sample_full(Manager *m, bool cheap) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
@@ -482,8 +460,8 @@ static int manager_sample_full(Manager *m, bool cheap) {
         BulkFreeView bulk;
         bulk_sampler_view(m->bulk, now, &bulk, &mv);
 
-        manager_probe_kernel(m, s);
-
+        sampler_probe_kernel(m->sampler, s, actuator_probe_state(m->act, KNOB_PCP_HIGH_FRACTION),
+                             actuator_watch(m->act));
         r = policy_eval(m->policies, s, &mv, m->eval, now, &decision);
         if (r < 0)
                 return log_error_errno(r, "Failed to evaluate policies: %s", errno_str(r));
@@ -515,10 +493,10 @@ static int manager_sample_full(Manager *m, bool cheap) {
 
         /* The probes again: writing -1 may have just told whether the kernel takes it. */
         FeatureState floor = actuator_probe_state(m->act, KNOB_PCP_HIGH_FRACTION);
-        if (floor != FEATURE_UNKNOWN && m->features.fraction_floor != floor)
-                manager_probe_kernel(m, s);
+        if (floor != FEATURE_UNKNOWN && sampler_features(m->sampler)->fraction_floor != floor)
+                sampler_probe_kernel(m->sampler, s, floor, actuator_watch(m->act));
         ReportInput in = { .snap = shown, .mv = &mv, .set = m->policies, .decision = &decision,
-                           .knobs = actuator_knobs(m->act), .features = &m->features, .probes = &m->probes,
+                           .knobs = actuator_knobs(m->act), .features = sampler_features(m->sampler), .probes = sampler_probes(m->sampler),
                            .memcg_cost = &cost, .bulk_free = &bulk, .dry_run = m->dry_run, .once = m->once,
                            .acted = after && after->has_knob && after->knob.value != knob_before,
                            .acted_from = knob_before };
