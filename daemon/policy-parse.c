@@ -452,10 +452,23 @@ static const char *key_hint(const char *what, const char *key, const Field *fiel
                         bi = i;
                 }
         }
-        if (best == 0 || best > 2 || best >= strlen(key))
-                return "";
-        snprintf(buf, size, "; did you mean '%s'?", fields[bi].key);
-        return buf;
+        if (best > 0 && best <= 2 && best < strlen(key)) {
+                snprintf(buf, size, "; did you mean '%s'?", fields[bi].key);
+                return buf;
+        }
+        /* A rule's own key written inside one of its values (action: {reclaim-dying: {cooldown: 1m}}). */
+        static const char *const rule_keys[] = { "when", "until", "cooldown" };
+        for (size_t i = 0; streq(what, "reclaim-dying") && i < ELEMENTSOF(rule_keys); i++) {
+                size_t d = edit_distance(key, rule_keys[i]);
+                if (d == 0 || (d <= 2 && d < strlen(key))) {
+                        snprintf(buf, size,
+                                 d ? "; did you mean '%s', a key of the rule (next to action:)?"
+                                   : "; '%s' is a key of the rule, next to action:",
+                                 rule_keys[i]);
+                        return buf;
+                }
+        }
+        return "";
 }
 
 /*
