@@ -115,6 +115,40 @@ static int v2_dying(ScanCtx *c, const char *cg, uint64_t *ret) {
         return 0;
 }
 
+/*
+ * v2: a cgroup's LRU pages, its subtree's included (v2's memory.stat is hierarchical): "anon" + "file"
+ * (memory_stat_format(), mm/memcontrol.c 6.1-6.18), in bytes; memory.current where neither is printed.
+ * 0 or -errno.
+ */
+static int v2_lru_bytes(ScanCtx *c, const char *cg, uint64_t *ret) {
+        static const char *const keys[] = { "anon", "file" };
+        _cleanup_(freep) char *buf = NULL;
+        const char *pos, *end, *line;
+        uint64_t total = 0;
+        bool seen = false;
+        size_t len, l;
+        int r = read_cg_file(c, cg, "memory.stat", &buf, &len);
+
+        if (r < 0)
+                return r;
+        pos = buf;
+        end = buf + len;
+        while (next_line(&pos, end, &line, &l))
+                for (size_t k = 0; k < ELEMENTSOF(keys); k++)
+                        if (line_has_key(line, l, keys[k], " ")) {
+                                const char *p = line + strlen(keys[k]);
+                                uint64_t x;
+                                if (scan_u64(&p, line + l, &x) >= 0) {
+                                        total += x;
+                                        seen = true;
+                                }
+                        }
+        if (!seen)
+                return read_cg_u64(c, cg, "memory.current", ret);
+        *ret = total;
+        return 0;
+}
+
 static int scan_v2(ScanCtx *c, const char *cg, uint64_t dying, bool is_hierarchy_root) {
         _cleanup_(strv_freep) char **kids = NULL;
         uint64_t below = 0;
@@ -142,13 +176,16 @@ static int scan_v2(ScanCtx *c, const char *cg, uint64_t dying, bool is_hierarchy
                 }
         }
         if (!is_hierarchy_root && dying > below) {
-                /* What the dying memcgs still hold: the holder's usage minus its live children's (an
-                 * inner cgroup of v2 runs no task: the rest is charged to removed descendants). */
+                /* What the dying memcgs still hold on the LRU: the holder's anon + file minus its live
+                 * children's (an inner cgroup of v2 runs no task: the rest is charged to removed
+                 * descendants).  Not memory.current: it also counts the kernel memory reparented to the
+                 * holder and the percpu of its children, which reclaim cannot free, and an ask for it
+                 * comes out of the live children's page cache. */
                 uint64_t usage = 0, live = 0;
-                (void) read_cg_u64(c, cg, "memory.current", &usage);
+                (void) v2_lru_bytes(c, cg, &usage);
                 for (size_t i = 0; i < n; i++) {
                         uint64_t u;
-                        if (read_cg_u64(c, kids[i], "memory.current", &u) >= 0)
+                        if (v2_lru_bytes(c, kids[i], &u) >= 0)
                                 live += u;
                 }
                 return add_holder(c, cg, dying - below, usage > live ? usage - live : 0, usage, (unsigned) n);
