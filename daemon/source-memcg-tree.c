@@ -116,36 +116,49 @@ static int v2_dying(ScanCtx *c, const char *cg, uint64_t *ret) {
 }
 
 /*
+ * The values of n keys of cg's memory.stat, in ret[] (0 for a key not printed); *ret_seen: bit k set
+ * when keys[k] was printed.  One read.  0 or -errno.
+ */
+static int read_stat_keys(ScanCtx *c, const char *cg, const char *const *keys, size_t n, uint64_t *ret,
+                          unsigned *ret_seen) {
+        _cleanup_(freep) char *buf = NULL;
+        const char *pos, *end, *line;
+        size_t len, l;
+        int r = read_cg_file(c, cg, "memory.stat", &buf, &len);
+
+        if (r < 0)
+                return r;
+        *ret_seen = 0;
+        for (size_t k = 0; k < n; k++)
+                ret[k] = 0;
+        pos = buf;
+        end = buf + len;
+        while (next_line(&pos, end, &line, &l))
+                for (size_t k = 0; k < n; k++)
+                        if (line_has_key(line, l, keys[k], " ")) {
+                                const char *p = line + strlen(keys[k]);
+                                if (scan_u64(&p, line + l, &ret[k]) >= 0)
+                                        *ret_seen |= 1u << k;
+                        }
+        return 0;
+}
+
+/*
  * v2: a cgroup's LRU pages, its subtree's included (v2's memory.stat is hierarchical): "anon" + "file"
  * (memory_stat_format(), mm/memcontrol.c 6.1-6.18), in bytes; memory.current where neither is printed.
  * 0 or -errno.
  */
 static int v2_lru_bytes(ScanCtx *c, const char *cg, uint64_t *ret) {
         static const char *const keys[] = { "anon", "file" };
-        _cleanup_(freep) char *buf = NULL;
-        const char *pos, *end, *line;
-        uint64_t total = 0;
-        bool seen = false;
-        size_t len, l;
-        int r = read_cg_file(c, cg, "memory.stat", &buf, &len);
+        uint64_t v[ELEMENTSOF(keys)];
+        unsigned seen;
+        int r = read_stat_keys(c, cg, keys, ELEMENTSOF(keys), v, &seen);
 
         if (r < 0)
                 return r;
-        pos = buf;
-        end = buf + len;
-        while (next_line(&pos, end, &line, &l))
-                for (size_t k = 0; k < ELEMENTSOF(keys); k++)
-                        if (line_has_key(line, l, keys[k], " ")) {
-                                const char *p = line + strlen(keys[k]);
-                                uint64_t x;
-                                if (scan_u64(&p, line + l, &x) >= 0) {
-                                        total += x;
-                                        seen = true;
-                                }
-                        }
         if (!seen)
                 return read_cg_u64(c, cg, "memory.current", ret);
-        *ret = total;
+        *ret = v[0] + v[1];
         return 0;
 }
 
@@ -207,29 +220,14 @@ static int scan_v2(ScanCtx *c, const char *cg, uint64_t dying, bool is_hierarchy
  */
 static int v1_lru_bytes(ScanCtx *c, const char *cg, uint64_t *ret_total, uint64_t *ret_local) {
         static const char *const keys[] = { "cache", "rss", "total_cache", "total_rss" };
-        _cleanup_(freep) char *buf = NULL;
-        const char *pos, *end, *line;
-        uint64_t v[ELEMENTSOF(keys)] = { 0 };
-        bool seen_total = false;
-        size_t len, l;
-        int r = read_cg_file(c, cg, "memory.stat", &buf, &len);
+        uint64_t v[ELEMENTSOF(keys)];
+        unsigned seen;
+        int r = read_stat_keys(c, cg, keys, ELEMENTSOF(keys), v, &seen);
 
         if (r < 0)
                 return r;
-        pos = buf;
-        end = buf + len;
-        while (next_line(&pos, end, &line, &l))
-                for (size_t k = 0; k < ELEMENTSOF(keys); k++)
-                        if (line_has_key(line, l, keys[k], " ")) {
-                                const char *p = line + strlen(keys[k]);
-                                uint64_t x;
-                                if (scan_u64(&p, line + l, &x) >= 0) {
-                                        v[k] = x;
-                                        seen_total |= k >= 2;
-                                }
-                        }
         *ret_local = v[0] + v[1];
-        if (seen_total) {
+        if (seen & 0xc) {
                 *ret_total = v[2] + v[3];
                 return 0;
         }
