@@ -16,8 +16,8 @@
  *  - v2: cgroup.stat per level (nr_dying_subsys_memory on 6.12+, else
  *    nr_dying_descendants), descending only into children whose count is
  *    non-zero; a cgroup directly holds its count minus its live children's.
- *    Exact.  What they hold: the holder's anon + file (memory.stat) minus its
- *    live children's (read for holders only).
+ *    Exact.  What they hold: the holder's memory.current minus its live
+ *    children's (read for holders only; kernel memory included).
  *  - v1: no per-cgroup dying counter exists.  A cgroup's subtree LRU pages
  *    (memory.stat total_cache + total_rss) minus its live children's minus
  *    its own (cache + rss) are the pages still charged to children that were
@@ -30,8 +30,9 @@
 typedef struct MemcgHolder {
         char *path;              /* below the hierarchy, e.g. "/pods/p1" */
         uint64_t dying;          /* v2: dying memcgs directly below; v1: 0 (unknown) */
-        uint64_t dying_bytes;    /* LRU pages (anon + page cache) charged to removed children, in bytes */
-        uint64_t usage_bytes;    /* hierarchical LRU pages: v1 total_cache + total_rss, v2 anon + file */
+        uint64_t dying_bytes;    /* charged to removed children, in bytes: v1 their LRU pages (anon + page
+                                  * cache); v2 memory.current minus the live children's */
+        uint64_t usage_bytes;    /* hierarchical: v1 LRU pages (total_cache + total_rss), v2 memory.current */
         unsigned live_children;
 } MemcgHolder;
 

@@ -163,34 +163,6 @@ static void test_scan_v1_kernel_memory(void **state) {
         free(root);
 }
 
-/*
- * v2: what the dying memcgs of a holder hold is its LRU pages (memory.stat anon + file) minus its live
- * children's, not memory.current minus theirs: memory.current also counts the kernel memory reparented
- * to the holder and its children's percpu (here 6 MiB of it), which an exact ask would take from the
- * live child's page cache.
- */
-static void test_scan_v2_kernel_memory(void **state) {
-        char *root = test_mkdtemp("reclaim");
-        MemcgScan s;
-
-        v2_cg(root, "/", 3);
-        v2_cg(root, "/h", 3);
-        put(root, "/h", "memory.current", "8388608\n");
-        put(root, "/h", "memory.stat", "anon 1048576\nanon_thp 0\nfile 2097152\nfile_mapped 0\nkernel 5242880\n");
-        v2_cg(root, "/h/live", 0);
-        put(root, "/h/live", "memory.current", "1572864\n");
-        put(root, "/h/live", "memory.stat", "anon 0\nfile 1048576\nkernel 524288\n");
-
-        assert_int_equal(memcg_scan_holders(root, "/cg", CGROUP_MEMORY_V2, NULL, 0, &s), 0);
-        assert_int_equal(s.n_holders, 1);
-        assert_string_equal(s.holders[0].path, "/h");
-        assert_int_equal(s.holders[0].dying, 3);
-        assert_int_equal(s.holders[0].dying_bytes, 2 << 20); /* 1 MiB anon + 2 MiB file - 1 MiB of the live child */
-        memcg_scan_done(&s);
-        test_rm_rf(root);
-        free(root);
-}
-
 /* Injected writes: record them, fail some on purpose. */
 typedef struct Recorder {
         char log[8192];
@@ -765,7 +737,6 @@ int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_scan_v2),          cmocka_unit_test(test_scan_v1),
                 cmocka_unit_test(test_scan_v1_kernel_memory),
-                cmocka_unit_test(test_scan_v2_kernel_memory),
                 cmocka_unit_test(test_job_v2_budget),    cmocka_unit_test(test_job_errors),
                 cmocka_unit_test(test_job_v1_policy),    cmocka_unit_test(test_job_explicit_cgroup),
                 cmocka_unit_test(test_worker_timeout),   cmocka_unit_test(test_refault_parse),
