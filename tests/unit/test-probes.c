@@ -36,6 +36,20 @@ static char *root_copy(const char *set, const char *release, const char *proc_ve
         return dir;
 }
 
+/* A copy of the live 6.18 tree whose .pcptune/<name> declares value (what a test root tells of its kernel). */
+static char *root_declaring(const char *name, int value) {
+        char *root = root_copy("6.18.44-fc-live-smp2-24G", NULL, NULL);
+        _cleanup_(freep) char *d = NULL, *path = NULL;
+        FILE *f;
+        assert_true(asprintf(&d, "%s/.pcptune", root) >= 0);
+        assert_int_equal(mkdir(d, 0755), 0);
+        assert_true(asprintf(&path, "%s/%s", d, name) >= 0);
+        assert_non_null(f = fopen(path, "we"));
+        fprintf(f, "%d\n", value);
+        fclose(f);
+        return root;
+}
+
 static void root_remove(char *dir) {
         _cleanup_(freep) char *cmd = NULL;
         assert_true(asprintf(&cmd, "rm -rf '%s'", dir) >= 0);
@@ -173,16 +187,8 @@ static void test_reparenting(void **state) {
 
         /* A root tree declares what tests/live/live-reparent.sh observed. */
         for (int declared = 0; declared <= 2; declared++) {
-                char *root = root_copy("6.18.44-fc-live-smp2-24G", NULL, NULL);
-                _cleanup_(freep) char *d = NULL, *path = NULL;
+                char *root = root_declaring("dying-memcg-reparenting", declared);
                 _cleanup_(snapshot_freep) Snapshot *s = NULL;
-                FILE *f;
-                assert_true(asprintf(&d, "%s/.pcptune", root) >= 0);
-                assert_int_equal(mkdir(d, 0755), 0);
-                assert_true(asprintf(&path, "%s/dying-memcg-reparenting", d) >= 0);
-                assert_non_null(f = fopen(path, "we"));
-                fprintf(f, "%d\n", declared);
-                fclose(f);
                 run_probes(root, &s, &p);
                 /* 2 is not an answer: the version decides */
                 assert_int_equal(answer_of(&p, PROBE_REPARENTING), declared == 1 ? PROBE_YES : PROBE_NO);
@@ -223,16 +229,8 @@ static void test_reclaim_scope(void **state) {
 
         /* A root tree declares it (1 or 0; anything else leaves it unknown); cgroup v1 says no. */
         for (int declared = 0; declared <= 2; declared++) {
-                char *root = root_copy("6.18.44-fc-live-smp2-24G", NULL, NULL);
-                _cleanup_(freep) char *d = NULL, *path = NULL;
+                char *root = root_declaring("memory-reclaim-scope-dying", declared);
                 _cleanup_(snapshot_freep) Snapshot *s = NULL;
-                FILE *f;
-                assert_true(asprintf(&d, "%s/.pcptune", root) >= 0);
-                assert_int_equal(mkdir(d, 0755), 0);
-                assert_true(asprintf(&path, "%s/memory-reclaim-scope-dying", d) >= 0);
-                assert_non_null(f = fopen(path, "we"));
-                fprintf(f, "%d\n", declared);
-                fclose(f);
                 kernel_features_declared(root, &feat);
                 assert_int_equal(feat.reclaim_scope_dying,
                                  declared == 1 ? FEATURE_PRESENT : declared == 0 ? FEATURE_ABSENT : FEATURE_UNKNOWN);
