@@ -101,7 +101,7 @@ static void version_text(const KernelVersion *v, char *buf, size_t size) {
  * 6.1.192-1 ...").  Where it is there, it is the version the stable
  * backports are looked up with.
  */
-static KernelVersion stable_version(const ProbeInput *in, bool *ret_from_proc_version) {
+static KernelVersion read_stable_version(const ProbeInput *in, bool *ret_from_proc_version) {
         _cleanup_(freep) char *buf = NULL;
         KernelVersion v = in->kernel, d;
         const char *p;
@@ -116,6 +116,12 @@ static KernelVersion stable_version(const ProbeInput *in, bool *ret_from_proc_ve
                 return d;
         }
         return v;
+}
+
+/* What read_stable_version() found for this run of the probes. */
+static KernelVersion stable_version(const ProbeInput *in, bool *ret_from_proc_version) {
+        *ret_from_proc_version = in->stable_from_proc_version;
+        return in->stable;
 }
 
 /* ---- pcp high auto-tuning: the regime the model uses, from what zoneinfo prints (snapshot.c) ---- */
@@ -411,11 +417,14 @@ static const ProbeDesc probe_table[] = {
 };
 
 void kernel_probes_run(const ProbeInput *in, KernelProbes *ret) {
+        ProbeInput run = *in;
+
+        run.stable = read_stable_version(in, &run.stable_from_proc_version);
         ret->n = 0;
         for (size_t i = 0; i < ELEMENTSOF(probe_table) && i < KERNEL_PROBES_MAX; i++) {
                 ProbeResult *r = &ret->rows[ret->n++];
                 *r = (ProbeResult){ .label = probe_table[i].label, .answer = PROBE_UNKNOWN };
-                probe_table[i].run(in, r);
+                probe_table[i].run(&run, r);
         }
 }
 

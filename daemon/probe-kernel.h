@@ -84,6 +84,10 @@ typedef struct ProbeInput {
         const Snapshot *snap;
         KernelVersion kernel;
         const KernelFeatures *features; /* may be NULL */
+        /* Filled by kernel_probes_run() (callers leave them 0): the stable release, from one read of
+         * /proc/version where Debian's package version is in it, else kernel. */
+        KernelVersion stable;
+        bool stable_from_proc_version;
 } ProbeInput;
 
 typedef struct KernelProbes {
