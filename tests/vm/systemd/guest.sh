@@ -473,26 +473,30 @@ mount_ext4() { # DIR: ext4 on a brd RAM disk (real page cache): built in, or the
 	fi
 	[ -b /dev/ram0 ] && mkdir -p "$1" && mkfs.ext4 -q -F /dev/ram0 && mount -t ext4 /dev/ram0 "$1"
 }
-if runs 11; then
-	head_ 11 reclaim-unit
-	stop_unit
-	G=/sys/fs/cgroup/pcptune-sdtest
+# Five removed children of $G that each wrote and read 2 MiB on $data ($fs: ext4 where it can be
+# mounted): dying memcgs held by page cache.  The new file system's metadata is first read by this
+# shell, not by a child: the first task to allocate in a fresh ext4 is charged block device pages with
+# buffer heads (kpageflags: lru, private) that stay in use while it is mounted, so that child would
+# stay dying whatever is reclaimed (Debian 6.1 and 6.12, the 6.12 contrib kernel: 2 such pages in the
+# first child, still there after sync, a further memory.reclaim and 40 s; none after this warm-up).
+dying_children() {
 	data=/var/lib/pcptune-sdtest
 	if mount_ext4 "$data"; then fs=ext4; else mkdir -p "$data"; fs=$(stat -f -c %T "$data"); fi
-	# The new file system's metadata is first read by this shell, not by a child: the first task
-	# to allocate in a fresh ext4 is charged block device pages with buffer heads (kpageflags: lru,
-	# private) that stay in use while it is mounted, so that child would stay dying whatever is
-	# reclaimed (Debian 6.1 and 6.12, the 6.12 contrib kernel: 2 such pages in the first child,
-	# still there after sync, a further memory.reclaim and 40 s; none after this warm-up).
 	head -c 64k /dev/zero >"$data/warm" && sync && rm -f "$data/warm" && sync
-	dying() { awk '$1 == "nr_dying_descendants" { print $2 }' "${1:-/sys/fs/cgroup}/cgroup.stat"; }
-	d0=$(dying)
 	mkdir -p "$G" && echo +memory >"$G/cgroup.subtree_control"
 	for i in 1 2 3 4 5; do
 		mkdir "$G/c$i"
 		sh -c "echo \$\$ >$G/c$i/cgroup.procs && head -c 2M /dev/zero >$data/f$i && cat $data/f$i >/dev/null"
 		rmdir "$G/c$i"
 	done
+}
+if runs 11; then
+	head_ 11 reclaim-unit
+	stop_unit
+	G=/sys/fs/cgroup/pcptune-sdtest
+	dying() { awk '$1 == "nr_dying_descendants" { print $2 }' "${1:-/sys/fs/cgroup}/cgroup.stat"; }
+	d0=$(dying)
+	dying_children
 	sleep 1
 	d1=$(dying); u0=$(cat "$G/memory.current"); g1=$(dying "$G")
 	ev "$data on $fs; 5 children wrote 2 MiB each and were removed: dying $d0 -> $d1 host-wide, $g1 in $G; $G memory.current $u0"
@@ -628,14 +632,7 @@ if runs 15; then
 	stop_unit
 	patched=0; [ -w /sys/kernel/mm/percpu/depopulate ] || [ -e /proc/sys/vm/pcp_batch_scale_max ] && patched=1
 	G=/sys/fs/cgroup/pcptune-sdtest
-	data=/var/lib/pcptune-sdtest
-	if mount_ext4 "$data"; then fs=ext4; else mkdir -p "$data"; fs=$(stat -f -c %T "$data"); fi
-	mkdir -p "$G" && echo +memory >"$G/cgroup.subtree_control"
-	for i in 1 2 3 4 5; do
-		mkdir "$G/c$i"
-		sh -c "echo \$\$ >$G/c$i/cgroup.procs && head -c 2M /dev/zero >$data/f$i && cat $data/f$i >/dev/null"
-		rmdir "$G/c$i"
-	done
+	dying_children
 	# Empty percpu pages for depopulate: 300 memcgs made and removed (nothing pins them).
 	for i in $(seq 1 300); do mkdir "$G/e$i"; done
 	for i in $(seq 1 300); do rmdir "$G/e$i"; done
