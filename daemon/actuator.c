@@ -229,7 +229,7 @@ static int knob_count(KnobCounters *c, bool dry_run, int r) {
 
 
 /*
- * The snapshot's pcp knob is read from whichever of its two rows exists (pcp_knob_read()): say once when
+ * The snapshot's pcp knob is whichever of its two rows exists (pcp_knob_from_values()): say once when
  * neither does or the one there is read-only here.
  */
 static void actuator_check_snapshot_knob(Actuator *a, const Snapshot *s) {

@@ -65,17 +65,22 @@ static int capture_one(const char *rel, void *userdata) {
         return 0;
 }
 
+/* One file of a row: each match of its pattern. */
+static int capture_file(const SourceFile *f, void *userdata) {
+        CaptureFile *c = userdata;
+
+        c->required = f->required;
+        return source_file_expand(c->root, f->path, capture_one, c);
+}
+
 /* One row of the source table: its files, then what the tree cannot carry.  Files written, or -errno. */
 static int capture_source(const char *root, const char *dest, const SourceDesc *d) {
         CaptureFile c = { .root = root, .dest = dest };
         int r;
 
-        for (size_t i = 0; i < SOURCE_FILES_MAX && d->files[i].path; i++) {
-                c.required = d->files[i].required;
-                r = source_file_expand(root, d->files[i].path, capture_one, &c);
-                if (r < 0)
-                        return r;
-        }
+        r = source_desc_foreach_file(d, capture_file, &c);
+        if (r < 0)
+                return r;
         if (d->record) {
                 _cleanup_(freep) char *text = NULL;
                 r = d->record(root, &text);

@@ -130,6 +130,7 @@ static const KnobDesc knob_table[_KNOB_ID_MAX] = {
                 .min_value = 0, .max_value = 6,
                 .hole_min = 1, .hole_max = 0,
                 .writable = true,
+                .contrib = true,
                 .policy_key = "pcp.batch_scale_max",
                 .setting = KNOB_SETTING_INT,
                 .setting_what = "an integer between 0 and 6 (the range of CONFIG_PCP_BATCH_SCALE_MAX)",
@@ -153,6 +154,11 @@ const KnobDesc *knob_desc_by_name(const char *name) {
 
 bool knob_value_valid(const KnobDesc *d, int64_t v) {
         return d && v >= d->min_value && v <= d->max_value && !(v >= d->hole_min && v <= d->hole_max);
+}
+
+const char *knob_leaf_name(const KnobDesc *d) {
+        const char *dot = strrchr(d->name, '.');
+        return dot ? dot + 1 : d->name;
 }
 
 const char *knob_managed_names(char *buf, size_t size) {

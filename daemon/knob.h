@@ -94,6 +94,8 @@ struct KnobDesc {
         int64_t hole_min;         /* values inside [min, max] the handler still rejects */
         int64_t hole_max;         /* (hole_min > hole_max: none) */
         bool writable;            /* pcptune may write it */
+        bool contrib;             /* added by a pcptune contrib kernel patch (contrib/kernel): status and plan give
+                                   * its value under "contrib" (kernel_features_to_json()) */
 
         /* Managed knobs (policy_key != NULL). */
         const char *policy_key;   /* "pcp.high": the key rules set it with (section "pcp", field "high") */
@@ -133,3 +135,20 @@ const char *knob_managed_names(char *buf, size_t size);
 
 /* Whether the knob's handler accepts v (and so whether we may write or restore it). */
 bool knob_value_valid(const KnobDesc *d, int64_t v);
+
+/* The sysctl's name without its directory ("percpu_pagelist_high_fraction" for
+ * "vm.percpu_pagelist_high_fraction"): the key JSON objects give the knob's value under.  Static, never NULL. */
+const char *knob_leaf_name(const KnobDesc *d);
+
+/*
+ * A knob's current value as read below a root: the file at the row's path
+ * (/proc/sys/..., the kernel's sysctl handler), one number.  The snapshot
+ * reads every row of the table into one of these by KnobId (the "knobs"
+ * source, sysctl_read_knobs()); ask it with snapshot_knob_value().
+ */
+typedef struct KnobValue {
+        bool present;             /* the file was read and holds a number */
+        int64_t value;            /* present: that number as the file holds it (not checked against the range) */
+        int error;                /* not present: -ENOENT (no such sysctl on this kernel), -EINVAL (not a
+                                   * number), or another -errno of the read; 0 when present */
+} KnobValue;

@@ -481,7 +481,7 @@ static int manager_sample_full(Manager *m, bool cheap) {
                 if (m->once && snapshot_take(m->root, &after) < 0)
                         after = NULL;
                 if (!after && s->has_knob && knob_read(m->root, s->knob.desc, &v) >= 0)
-                        s->knob.value = v;
+                        s->knob.value = s->knobs[s->knob.desc->id].value = v;
                 sampler_pagesets_changed(m->sampler);
         }
         const Snapshot *shown = after ?: s;

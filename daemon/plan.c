@@ -8,9 +8,6 @@
 #include "report.h"
 #include "view.h"
 
-/* CONFIG_PCP_BATCH_SCALE_MAX of Debian's 6.1 and 6.12 and of the mainline default (mm/Kconfig, 6.7+; backported to 6.1.y). */
-
-
 void plan_host_done(PlanHost *h) {
         if (!h)
                 return;
@@ -168,10 +165,11 @@ static const char *regime_explained(const char *regime) {
         return "unknown";
 }
 
-/* CONFIG_PCP_BATCH_SCALE_MAX as the kernel has it: the contrib sysctl's value, else the build default. */
+/* CONFIG_PCP_BATCH_SCALE_MAX as the kernel has it: the contrib sysctl's value as the snapshot read it (by its
+ * knob table row), else the build default (a shape, a kernel without the sysctl). */
 static int host_batch_scale_max(const PlanHost *h) {
-        return h->has_features && h->features.batch_scale_max ? (int) h->features.batch_scale_max_value
-                                                              : PCP_BATCH_SCALE_MAX_DEFAULT;
+        int64_t v;
+        return snapshot_knob_value(h->snap, KNOB_PCP_BATCH_SCALE_MAX, &v) >= 0 ? (int) v : PCP_BATCH_SCALE_MAX_DEFAULT;
 }
 
 /* ---- The model: plan_to_json() builds it, one function per section. ---- */
@@ -409,7 +407,7 @@ json_object *plan_to_json(const PlanHost *h, const PlanOptions *o) {
         }
         json_object_object_add(root, "percpu", plan_json_percpu(h, o));
         if (h->has_features)
-                json_object_object_add(root, "contrib", kernel_features_to_json(&h->features));
+                json_object_object_add(root, "contrib", kernel_features_to_json(&h->features, h->snap));
         json_object_object_add(root, "advisories", plan_json_advisories(h));
         json_object_object_add(root, "probes", kernel_probes_to_json(&h->probes));
         return root;

@@ -32,8 +32,6 @@ void kernel_features_declared(const char *root, KernelFeatures *ret) {
 void kernel_features_from_snapshot(const KernelFeatures *declared, const Snapshot *s, KernelFeatures *ret) {
         KernelFeatures f = *declared;
 
-        f.batch_scale_max = s->has_batch_scale_max;
-        f.batch_scale_max_value = s->has_batch_scale_max ? s->batch_scale_max : 0;
         f.percpu_sysfs = s->has_percpu_sysfs;
         f.percpu_depopulate = s->has_percpu_sysfs && s->percpu_sysfs.has_depopulate;
         *ret = f;
@@ -203,7 +201,11 @@ static void probe_batched_frees(const ProbeInput *in, ProbeResult *r) {
         bool decay = has_decay && version_has(v, &KV(6, 19), decay_batched_stable, ELEMENTSOF(decay_batched_stable));
         bool exitpath = kernel_batched_free_path(v);
         bool drain = version_has(v, &KV(6, 10), drain_chunked_stable, ELEMENTSOF(drain_chunked_stable));
-        int scale = in->features && in->features->batch_scale_max ? (int) in->features->batch_scale_max_value : 5;
+        /* The contrib sysctl where the snapshot read it, else the build's CONFIG_PCP_BATCH_SCALE_MAX. */
+        const KnobDesc *scale_knob = knob_desc(KNOB_PCP_BATCH_SCALE_MAX);
+        int64_t scale_value;
+        bool scale_read = snapshot_knob_value(in->snap, scale_knob->id, &scale_value) >= 0;
+        int scale = scale_read ? (int) scale_value : PCP_BATCH_SCALE_MAX_DEFAULT;
         char vt[32];
 
         version_text(v, vt, sizeof vt);
@@ -223,8 +225,7 @@ static void probe_batched_frees(const ProbeInput *in, ProbeResult *r) {
                  : decay    ? "by batch pages per hold (6.12.67+, 6.18.7+, 6.19+)"
                             : "by up to batch << scale_max pages per hold",
                  drain ? "batch << scale_max pages per hold" : "whole lists in one hold", scale,
-                 in->features && in->features->batch_scale_max ? "vm.pcp_batch_scale_max"
-                                                               : "CONFIG_PCP_BATCH_SCALE_MAX");
+                 scale_read ? scale_knob->name : "CONFIG_PCP_BATCH_SCALE_MAX");
         set_text(r->effect, "%s",
                  exitpath ? "each zone->lock hold is at most batch pages whatever high is: a smaller pcp high no "
                             "longer shortens lock holds at exit, it only bounds the memory parked on pcp lists; "
@@ -346,14 +347,16 @@ static void probe_contrib_floor(const ProbeInput *in, ProbeResult *r) {
                                                        : "`minimum` writes -1: no per-host fraction to re-solve");
 }
 
+/* 0002: the sysctl's file, as the snapshot read it. */
 static void probe_contrib_scale(const ProbeInput *in, ProbeResult *r) {
-        bool yes = in->features && in->features->batch_scale_max;
-        r->answer = in->features ? (yes ? PROBE_YES : PROBE_NO) : PROBE_UNKNOWN;
+        const KnobDesc *d = knob_desc(KNOB_PCP_BATCH_SCALE_MAX);
+        int64_t v;
+        bool yes = snapshot_knob_value(in->snap, d->id, &v) >= 0;
+        r->answer = in->snap ? (yes ? PROBE_YES : PROBE_NO) : PROBE_UNKNOWN;
         if (yes)
-                set_text(r->evidence, "%s = %" PRId64, knob_desc(KNOB_PCP_BATCH_SCALE_MAX)->path,
-                         in->features->batch_scale_max_value);
-        else if (in->features)
-                set_text(r->evidence, "no %s", knob_desc(KNOB_PCP_BATCH_SCALE_MAX)->path);
+                set_text(r->evidence, "%s = %" PRId64, d->path, v);
+        else if (in->snap)
+                set_text(r->evidence, "no %s", d->path);
         else
                 set_text(r->evidence, "%s", "a hypothetical shape");
         set_text(r->effect, "%s", yes ? "pcp: {batch_scale_max: N} bounds each bulk free at run time"
@@ -435,14 +438,19 @@ const ProbeResult *kernel_probes_find(const KernelProbes *p, const char *label) 
         return NULL;
 }
 
-json_object *kernel_features_to_json(const KernelFeatures *k) {
+json_object *kernel_features_to_json(const KernelFeatures *k, const Snapshot *s) {
         json_object *c = json_object_new_object();
 
         if (!c)
                 return NULL;
         json_object_object_add(c, "fraction_floor", json_object_new_string(feature_state_to_string(k->fraction_floor)));
-        json_object_object_add(c, "pcp_batch_scale_max",
-                               k->batch_scale_max ? json_object_new_int64(k->batch_scale_max_value) : NULL);
+        for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
+                const KnobDesc *d = knob_desc(id);
+                int64_t v;
+                if (d->contrib)
+                        json_object_object_add(c, knob_leaf_name(d),
+                                               snapshot_knob_value(s, id, &v) >= 0 ? json_object_new_int64(v) : NULL);
+        }
         json_object_object_add(c, "percpu_sysfs", json_object_new_boolean(k->percpu_sysfs));
         json_object_object_add(c, "percpu_depopulate", json_object_new_boolean(k->percpu_depopulate));
         json_object_object_add(c, "reclaim_scope_dying",

@@ -15,7 +15,8 @@
  *  0001 vm.percpu_pagelist_high_fraction = -1: found out by writing it (the
  *       daemon does, for pcp.high minimum); a root tree declares it in
  *       .pcptune/fraction-floor;
- *  0002 vm.pcp_batch_scale_max: the file;
+ *  0002 a sysctl of the knob table (knob.h, a row marked contrib): its file,
+ *       which the snapshot reads with every knob (snapshot_knob_value());
  *  0003 /sys/kernel/mm/percpu: the counters and the depopulate trigger;
  *  0004 memory.reclaim "scope=dying" (reclaim only the dying memcgs of a
  *       subtree): found out by writing "0 scope=dying" (the daemon does when a
@@ -29,8 +30,6 @@ typedef struct KernelFeatures {
          * .pcptune/memory-reclaim-swappiness (1 or 0). */
         FeatureState reclaim_swappiness;
         FeatureState reclaim_scope_dying;
-        bool batch_scale_max;
-        int64_t batch_scale_max_value;
         bool percpu_sysfs;
         bool percpu_depopulate;
 } KernelFeatures;
@@ -42,7 +41,7 @@ typedef struct KernelFeatures {
  */
 void kernel_features_declared(const char *root, KernelFeatures *ret);
 
-/* declared plus what the snapshot read (vm.pcp_batch_scale_max, /sys/kernel/mm/percpu): no read of its own. */
+/* declared plus what the snapshot read (/sys/kernel/mm/percpu): no read of its own. */
 void kernel_features_from_snapshot(const KernelFeatures *declared, const Snapshot *s, KernelFeatures *ret);
 
 /* Both, for a one-shot command: probe below root without writing anything. */
@@ -102,9 +101,10 @@ void kernel_probes_run(const ProbeInput *in, KernelProbes *ret);
 const ProbeResult *kernel_probes_find(const KernelProbes *p, const char *label);
 
 /* pcptune's contrib kernel mechanisms, the "contrib" object of status and plan --json: {"fraction_floor":
- * "yes"|"no"|"unknown", "pcp_batch_scale_max": its value or null, "percpu_sysfs", "percpu_depopulate",
- * "reclaim_scope_dying": "yes"|"no"|"unknown"}.  NULL on ENOMEM. */
-json_object *kernel_features_to_json(const KernelFeatures *k);
+ * "yes"|"no"|"unknown", then for each contrib row of the knob table its knob_leaf_name(): the value s
+ * read (snapshot_knob_value()) or null, then "percpu_sysfs", "percpu_depopulate", "reclaim_scope_dying":
+ * "yes"|"no"|"unknown"}.  s: the snapshot k was probed from (NULL: every knob null).  NULL on ENOMEM. */
+json_object *kernel_features_to_json(const KernelFeatures *k, const Snapshot *s);
 
 /* One wrapped paragraph per row ("  label: answer - evidence; effect"), under 100 columns. */
 void kernel_probes_print(FILE *f, const KernelProbes *p);

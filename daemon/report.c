@@ -516,7 +516,7 @@ static json_object *report_json_knobs(const ReportInput *in) {
 
 static json_object *report_json_contrib(const ReportInput *in) {
         const Snapshot *s = in->snap;
-        json_object *c = kernel_features_to_json(in->features);
+        json_object *c = kernel_features_to_json(in->features, s);
 
         if (c && s->has_percpu_sysfs) {
                 const PercpuSysfs *p = &s->percpu_sysfs;

@@ -207,6 +207,17 @@ int snapshot_take_sources(const char *root, unsigned sources, Snapshot **ret) {
         return 0;
 }
 
+int snapshot_knob_value(const Snapshot *s, KnobId id, int64_t *ret) {
+        if (!s)
+                return -ENODATA;
+        if (id < 0 || id >= _KNOB_ID_MAX)
+                return -EINVAL;
+        if (!s->knobs[id].present)
+                return s->knobs[id].error < 0 ? s->knobs[id].error : -ENODATA;
+        *ret = s->knobs[id].value;
+        return 0;
+}
+
 unsigned snapshot_count_nodes(const Snapshot *s) {
         return MAX(host_count_nodes(s->topo.node_cpus, s->topo.n_nodes, s->pcp_zones, s->n_pcp_zones), 1U);
 }

@@ -33,8 +33,7 @@ typedef enum SourceId {
         SOURCE_MEMINFO,
         SOURCE_ZONEINFO,
         SOURCE_VMSTAT,
-        SOURCE_PCP_KNOB,
-        SOURCE_BATCH_SCALE_MAX,
+        SOURCE_KNOBS,
         SOURCE_MEMCG,
         SOURCE_PSI,
         SOURCE_PERCPU_SYSFS,
@@ -58,7 +57,8 @@ typedef struct Snapshot {
         Meminfo meminfo;
         Zoneinfo zoneinfo;
         Vmstat vmstat;
-        PcpKnob knob;
+        KnobValue knobs[_KNOB_ID_MAX];    /* every row of the knob table, by KnobId: snapshot_knob_value() */
+        PcpKnob knob;             /* the pcp sysctl among them (pcp_knob_from_values()) */
         MemcgCounts memcg;
         Psi psi;
         bool has_vmstat;
@@ -67,8 +67,6 @@ typedef struct Snapshot {
         bool has_psi;
         PercpuSysfs percpu_sysfs;  /* contrib patch 0003: /sys/kernel/mm/percpu */
         bool has_percpu_sysfs;
-        int64_t batch_scale_max;   /* contrib patch 0002: vm.pcp_batch_scale_max */
-        bool has_batch_scale_max;
         PcpRegime regime;
         PcpRegimeBasis regime_basis;
         unsigned regime_cpus_compared;    /* PCP_REGIME_BY_PAGESETS/VERSION: pagesets compared */
@@ -138,6 +136,17 @@ const char *snapshot_error_format(const char *root, const SnapshotError *err, in
 
 Snapshot *snapshot_free(Snapshot *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Snapshot *, snapshot_free);
+
+/*
+ * A knob's value as the snapshot read it: the file at its knob table row's
+ * path below the root (the "knobs" source, one read per sample).  0 and
+ * *ret.  -ENODATA without a snapshot (s NULL: a hypothetical shape) or from
+ * a snapshot_take_sources() that did not read the knobs; -EINVAL for an id
+ * outside the table; else why the snapshot has no value (KnobValue.error):
+ * -ENOENT (no such sysctl: a kernel without it, e.g. without the contrib
+ * patch that adds it), -EINVAL (not a number), another -errno of the read.
+ */
+int snapshot_knob_value(const Snapshot *s, KnobId id, int64_t *ret);
 
 /* Nodes that have CPUs or populated zones (at least 1): the node count of the percpu model. */
 unsigned snapshot_count_nodes(const Snapshot *s);

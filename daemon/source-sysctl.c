@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The pcp sysctl of the running kernel (mm/page_alloc.c): 5.14 replaced
+ * The knob table's sysctls below a root, and among them the pcp sysctl of
+ * the running kernel (mm/page_alloc.c): 5.14 replaced
  * vm.percpu_pagelist_fraction with vm.percpu_pagelist_high_fraction
  * ("mm/page_alloc: limit the number of pages on PCP lists when reclaim is
  * active" series); a kernel has at most one of them.
@@ -8,7 +9,15 @@
 #include "source-sysctl.h"
 #include "util.h"
 
-int pcp_knob_read(const char *root, PcpKnob *ret) {
+void sysctl_read_knobs(const char *root, KnobValue values[static _KNOB_ID_MAX]) {
+        for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
+                int64_t v;
+                int r = read_int64_at(root, knob_desc(id)->path, &v);
+                values[id] = r >= 0 ? (KnobValue){ .present = true, .value = v } : (KnobValue){ .error = r };
+        }
+}
+
+int pcp_knob_from_values(const KnobValue values[static _KNOB_ID_MAX], PcpKnob *ret) {
         /* The pre-5.14 knob has another meaning (high = managed / fraction, batch
          * derived from it); pcptune reports it but never writes it (not writable in the allowlist). */
         static const KnobId knobs[] = { KNOB_PCP_HIGH_FRACTION, KNOB_PCP_FRACTION };
@@ -18,22 +27,20 @@ int pcp_knob_read(const char *root, PcpKnob *ret) {
 
         for (size_t i = 0; i < ELEMENTSOF(knobs); i++) {
                 const KnobDesc *d = knob_desc(knobs[i]);
-                int64_t v;
-                int r;
+                const KnobValue *kv = &values[knobs[i]];
 
-                r = read_int64_at(root, d->path, &v);
-                if (r == -ENOENT)
+                if (kv->error == -ENOENT)
                         continue;
-                if (r < 0)
-                        return r;
+                if (!kv->present)
+                        return kv->error < 0 ? kv->error : -EIO;
                 /* What the handler accepts (knob.h; -1 only with the contrib patch). */
-                if (!knob_value_valid(d, v))
+                if (!knob_value_valid(d, kv->value))
                         return -EINVAL;
                 *ret = (PcpKnob) {
                         .desc = d,
                         .name = d->name,
                         .path = d->path,
-                        .value = v,
+                        .value = kv->value,
                         .writable = d->writable,
                 };
                 return 0;

@@ -7,8 +7,9 @@
 #include "knob.h"
 
 /*
- * The pcp sysctl of the running kernel (percpu_pagelist_high_fraction_sysctl_handler(),
- * mm/page_alloc.c):
+ * The sysctls of the knob table as the running kernel has them: every row
+ * read once per sample (sysctl_read_knobs()), and among them the pcp sysctl
+ * (percpu_pagelist_high_fraction_sysctl_handler(), mm/page_alloc.c):
  *  - vm.percpu_pagelist_high_fraction (5.14+): 0 or >= 8, writable;
  *  - vm.percpu_pagelist_fraction (< 5.14): different meaning; pcptune only reads it.
  */
@@ -23,10 +24,18 @@ typedef struct PcpKnob {
         bool writable;        /* high_fraction only */
 } PcpKnob;
 
-/* Read whichever of the two knobs exists below root (high_fraction first; name and
- * path point to the allowlist row's strings).  0, -ENOENT (neither), -EINVAL (not a
- * number, or outside 0..INT32_MAX as no handler accepts it) or -errno of the read. */
-int pcp_knob_read(const char *root, PcpKnob *ret);
+/*
+ * Read every row of the knob table (knob.h) below root into values[id]: the
+ * number in the file at the row's path, or why there is none (KnobValue).
+ * One read per row; nothing is checked against the rows' ranges here.
+ */
+void sysctl_read_knobs(const char *root, KnobValue values[static _KNOB_ID_MAX]);
+
+/* The pcp sysctl among values (sysctl_read_knobs()): whichever of the two exists, high_fraction first (name
+ * and path point to the allowlist row's strings).  0, -ENOENT (neither), -EINVAL (not a number, or a value
+ * no handler accepts: outside the row's range, knob_value_valid()) or the -errno of its read.  *ret is
+ * written only on success. */
+int pcp_knob_from_values(const KnobValue values[static _KNOB_ID_MAX], PcpKnob *ret);
 
 /* Convert "vm.percpu_pagelist_high_fraction" to "/proc/sys/vm/percpu_pagelist_high_fraction".
  * As sysctl(8): '.' separates components and '/' stands for a '.' inside one

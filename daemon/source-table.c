@@ -72,15 +72,11 @@ static int read_vmstat(const char *root, const Snapshot *prev, Snapshot *s, Snap
         return 0;
 }
 
-static int read_pcp_knob(const char *root, const Snapshot *prev, Snapshot *s, SnapshotError *err) {
-        s->knob_error = pcp_knob_read(root, &s->knob);
+/* Every row of the knob table, and the pcp sysctl among them. */
+static int read_knobs(const char *root, const Snapshot *prev, Snapshot *s, SnapshotError *err) {
+        sysctl_read_knobs(root, s->knobs);
+        s->knob_error = pcp_knob_from_values(s->knobs, &s->knob);
         s->has_knob = s->knob_error >= 0;
-        return 0;
-}
-
-static int read_batch_scale_max(const char *root, const Snapshot *prev, Snapshot *s, SnapshotError *err) {
-        s->has_batch_scale_max = read_int64_at(root, knob_desc(KNOB_PCP_BATCH_SCALE_MAX)->path,
-                                               &s->batch_scale_max) >= 0;
         return 0;
 }
 
@@ -158,15 +154,9 @@ static const SourceDesc source_table[_SOURCE_MAX] = {
                 .name = "vmstat", .read = read_vmstat,
                 .files = { { "/proc/vmstat" } },
         },
-        [SOURCE_PCP_KNOB] = {
-                .name = "pcp-knob", .read = read_pcp_knob,
-                .files = { { "/proc/sys/vm/percpu_pagelist_high_fraction" },
-                           { "/proc/sys/vm/percpu_pagelist_fraction" } },
-        },
-        [SOURCE_BATCH_SCALE_MAX] = {
-                /* pcptune's contrib kernel patch 0002 */
-                .name = "batch-scale-max", .read = read_batch_scale_max,
-                .files = { { "/proc/sys/vm/pcp_batch_scale_max" } },
+        [SOURCE_KNOBS] = {
+                /* The pcp sysctl and pcptune's contrib ones: its files are the knob table's paths. */
+                .name = "knobs", .read = read_knobs, .knob_files = true,
         },
         [SOURCE_MEMCG] = {
                 /* The counts also walk the hierarchy's directories: recorded, not copied. */
@@ -213,6 +203,18 @@ static const SourceDesc source_table[_SOURCE_MAX] = {
 
 const SourceDesc *source_desc(SourceId id) {
         return id >= 0 && id < _SOURCE_MAX ? &source_table[id] : NULL;
+}
+
+int source_desc_foreach_file(const SourceDesc *d, int (*fn)(const SourceFile *f, void *userdata), void *userdata) {
+        int r;
+
+        for (size_t i = 0; i < SOURCE_FILES_MAX && d->files[i].path; i++)
+                if ((r = fn(&d->files[i], userdata)) < 0)
+                        return r;
+        for (KnobId id = 0; d->knob_files && id < _KNOB_ID_MAX; id++)
+                if ((r = fn(&(SourceFile){ .path = knob_desc(id)->path }, userdata)) < 0)
+                        return r;
+        return 0;
 }
 
 /* ---- file patterns ------------------------------------------------------------- */

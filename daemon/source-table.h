@@ -30,6 +30,7 @@ typedef struct SourceDesc {
         unsigned reuse;                /* SNAPSHOT_REUSE_* that copies it from the last sample; 0: never */
         const char *read_by;           /* for rows without read: the reader and why it is not in a sample */
         SourceFile files[SOURCE_FILES_MAX];
+        bool knob_files;               /* it also reads the path of every row of the knob table (knob.h) */
         /* What the tree cannot carry (the page size, memcg counts): the text of record_file, a file
          * below the root that the reader takes instead where it exists.  -ENODATA: nothing to record
          * on this host; other -errno fail the capture.  NULL: nothing. */
@@ -39,6 +40,13 @@ typedef struct SourceDesc {
 
 /* The row of id; NULL out of range. */
 const SourceDesc *source_desc(SourceId id);
+
+/*
+ * Call fn(f, userdata) for each file the row reads: its files[], then with
+ * knob_files one (optional) file per row of the knob table, in KnobId order.
+ * 0 or the first negative return of fn.
+ */
+int source_desc_foreach_file(const SourceDesc *d, int (*fn)(const SourceFile *f, void *userdata), void *userdata);
 
 /*
  * Expand a row file's pattern below root and call fn(rel, userdata) for each

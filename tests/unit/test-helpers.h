@@ -65,6 +65,17 @@ __attribute__((unused)) static char *test_mkdtemp(const char *name) {
         return d;
 }
 
+/* A copy of fixture set's root tree in a new test_mkdtemp(name) directory, to change (test_rm_rf() and free() it). */
+__attribute__((unused)) static char *test_root_copy(const char *set, const char *name) {
+        char *src = fixture_root(set, "root"), *dir = test_mkdtemp(name), *cmd = NULL;
+
+        assert_true(asprintf(&cmd, "cp -R '%s/.' '%s/'", src, dir) >= 0);
+        assert_int_equal(system(cmd), 0);
+        free(cmd);
+        free(src);
+        return dir;
+}
+
 /* Write text to root + path (path starts with '/'), atomically, with mode. */
 __attribute__((unused)) static void test_put(const char *root, const char *path, const char *text, unsigned mode) {
         char *p;

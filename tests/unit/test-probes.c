@@ -6,19 +6,16 @@
 
 #include "log.h"
 
+#include "plan.h"
 #include "probe-kernel.h"
 #include "snapshot.h"
+#include "view.h"
 
 /* A writable copy of a fixture root, osrelease replaced when release is not NULL (caller removes and frees). */
 static char *root_copy(const char *set, const char *release, const char *proc_version) {
-        _cleanup_(freep) char *src = fixture_root(set, "root"), *cmd = NULL;
-        char *dir = strdup("/tmp/pcptune-test-probes.XXXXXX");
+        char *dir = test_root_copy(set, "probes");
         FILE *f;
 
-        assert_non_null(dir);
-        assert_non_null(mkdtemp(dir));
-        assert_true(asprintf(&cmd, "cp -R '%s/.' '%s/'", src, dir) >= 0);
-        assert_int_equal(system(cmd), 0);
         if (release) {
                 _cleanup_(freep) char *p = NULL;
                 assert_true(asprintf(&p, "%s/proc/sys/kernel/osrelease", dir) >= 0);
@@ -241,6 +238,64 @@ static void test_reclaim_scope(void **state) {
         }
 }
 
+/*
+ * contrib 0002: the sysctl as the snapshot read it, by KnobId: the probe
+ * rows, the "contrib" JSON (under the knob table's name) and plan's pages
+ * per bulk free take its value; without it the build's scale_max (5).
+ */
+static void test_contrib_scale(void **state) {
+        const KnobDesc *d = knob_desc(KNOB_PCP_BATCH_SCALE_MAX);
+        const char *label = "contrib 0002, vm.pcp_batch_scale_max";
+        KernelProbes p;
+        (void) state;
+
+        for (int with = 0; with <= 1; with++) {
+                char *root = root_copy("6.18.44-fc-live-smp2-24G", NULL, NULL);
+                _cleanup_(snapshot_freep) Snapshot *s = NULL;
+                KernelFeatures feat;
+                PlanHost h;
+                json_object *j, *v;
+
+                if (with)
+                        test_put(root, d->path, "0\n", 0644);
+                run_probes(root, &s, &p);
+                assert_int_equal(answer_of(&p, label), with ? PROBE_YES : PROBE_NO);
+                assert_non_null(strstr(kernel_probes_find(&p, label)->evidence,
+                                       with ? "/proc/sys/vm/pcp_batch_scale_max = 0" : "no /proc/sys/vm/pcp_batch_scale_max"));
+                assert_non_null(strstr(kernel_probes_find(&p, PROBE_BATCHED_FREES)->evidence,
+                                       with ? "(scale_max 0: vm.pcp_batch_scale_max)"
+                                            : "(scale_max 5: CONFIG_PCP_BATCH_SCALE_MAX)"));
+
+                kernel_features_probe(root, s, &feat);
+                assert_non_null(j = kernel_features_to_json(&feat, s));
+                assert_true(json_object_object_get_ex(j, "pcp_batch_scale_max", &v));
+                if (with)
+                        assert_int_equal(json_object_get_int64(v), 0);
+                else
+                        assert_null(v);
+                json_object_put(j);
+
+                /* 6.18: a free past high moves min(batch << scale_max, high - batch) pages, at least batch. */
+                assert_int_equal(plan_host_from_snapshot(s, "fixture", &h), 0);
+                assert_non_null(j = plan_to_json(&h, NULL));
+                v = view_idx(view_idx(j, "zones", 0), "plans", 0);
+                assert_non_null(v);
+                if (with)
+                        assert_int_equal(view_i64(v, "bulk_free_max_pages", -1), view_i64(v, "batch", -2));
+                else
+                        assert_true(view_i64(v, "bulk_free_max_pages", -1) > view_i64(v, "batch", -2));
+                json_object_put(j);
+                plan_host_done(&h);
+                root_remove(root);
+        }
+
+        /* A shape has no snapshot: unknown, nothing under contrib. */
+        KernelVersion kv;
+        assert_int_equal(kernel_version_parse("6.12.117", &kv), 0);
+        kernel_probes_run(&(ProbeInput){ .kernel = kv }, &p);
+        assert_int_equal(answer_of(&p, label), PROBE_UNKNOWN);
+}
+
 static void test_probe_rows(void **state) {
         (void) state;
         KernelProbes p;
@@ -298,7 +353,7 @@ int main(void) {
                 cmocka_unit_test(test_regime_fixtures), cmocka_unit_test(test_regime_backports),
                 cmocka_unit_test(test_batched_frees),   cmocka_unit_test(test_reparenting),
                 cmocka_unit_test(test_probe_rows),      cmocka_unit_test(test_bulk_free_model),
-                cmocka_unit_test(test_reclaim_scope),
+                cmocka_unit_test(test_reclaim_scope),   cmocka_unit_test(test_contrib_scale),
         };
         log_setup("test-probes", LOG_TARGET_NULL, LOG_DEBUG);
         return cmocka_run_group_tests(tests, NULL, NULL);

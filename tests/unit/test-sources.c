@@ -1107,6 +1107,14 @@ static void test_topology_fake(void **state) {
 /* ------------------------------------------------------------------------- */
 /* sysctl */
 
+/* The pcp sysctl below root as a sample finds it: every knob of the table read, then the pcp one picked. */
+static int read_pcp_knob(const char *root, PcpKnob *ret) {
+        KnobValue values[_KNOB_ID_MAX];
+
+        sysctl_read_knobs(root, values);
+        return pcp_knob_from_values(values, ret);
+}
+
 static void test_knob(void **state) {
         char *root = make_tmp_root();
         PcpKnob k = {};
@@ -1115,7 +1123,7 @@ static void test_knob(void **state) {
         for (const char *const *set = fixture_sets; *set; set++) {
                 _cleanup_(freep) char *r = fixture_root(*set, "root"), *r8 = NULL;
 
-                assert_int_equal(pcp_knob_read(r, &k), 0);
+                assert_int_equal(read_pcp_knob(r, &k), 0);
                 assert_string_equal(k.name, SYSCTL_PCP_HIGH_FRACTION);
                 assert_string_equal(k.path, knob_desc(KNOB_PCP_HIGH_FRACTION)->path);
                 assert_int_equal(k.value, 0);
@@ -1123,35 +1131,35 @@ static void test_knob(void **state) {
                 if (set_is_618(*set))
                         continue;
                 r8 = fixture_root(*set, "root-frac-1000");
-                assert_int_equal(pcp_knob_read(r8, &k), 0);
+                assert_int_equal(read_pcp_knob(r8, &k), 0);
                 assert_int_equal(k.value, 1000);
         }
 
         k = (PcpKnob) { .value = 42 };
-        assert_int_equal(pcp_knob_read(root, &k), -ENOENT);
+        assert_int_equal(read_pcp_knob(root, &k), -ENOENT);
         assert_int_equal(k.value, 42);
         put_file(root, "proc/sys/vm/percpu_pagelist_fraction", "16\n");
-        assert_int_equal(pcp_knob_read(root, &k), 0);
+        assert_int_equal(read_pcp_knob(root, &k), 0);
         assert_string_equal(k.name, SYSCTL_PCP_FRACTION);
         assert_string_equal(k.path, knob_desc(KNOB_PCP_FRACTION)->path);
         assert_int_equal(k.value, 16);
         assert_false(k.writable);
         put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "8\n");
-        assert_int_equal(pcp_knob_read(root, &k), 0);
+        assert_int_equal(read_pcp_knob(root, &k), 0);
         assert_string_equal(k.name, SYSCTL_PCP_HIGH_FRACTION);
         assert_int_equal(k.value, 8);
         assert_true(k.writable);
         put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "abc\n");
-        assert_int_equal(pcp_knob_read(root, &k), -EINVAL);
+        assert_int_equal(read_pcp_knob(root, &k), -EINVAL);
         /* -1: pcptune's contrib patch 0001 (the allowlist's range); -2 and 1..7 no handler accepts. */
         put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "-1\n");
-        assert_int_equal(pcp_knob_read(root, &k), 0);
+        assert_int_equal(read_pcp_knob(root, &k), 0);
         assert_int_equal(k.value, -1);
         k.value = 8;
         put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "-2\n");
-        assert_int_equal(pcp_knob_read(root, &k), -EINVAL);
+        assert_int_equal(read_pcp_knob(root, &k), -EINVAL);
         put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "3\n");
-        assert_int_equal(pcp_knob_read(root, &k), -EINVAL);
+        assert_int_equal(read_pcp_knob(root, &k), -EINVAL);
         assert_int_equal(k.value, 8);
         {
                 _cleanup_(freep) char *hf = NULL;
@@ -1159,7 +1167,18 @@ static void test_knob(void **state) {
                 assert_int_equal(unlink(hf), 0);
         }
         put_file(root, "proc/sys/vm/percpu_pagelist_fraction", "-1\n");
-        assert_int_equal(pcp_knob_read(root, &k), -EINVAL);
+        assert_int_equal(read_pcp_knob(root, &k), -EINVAL);
+        /* high_fraction there but unreadable: its error, not the other row's value. */
+        put_file(root, "proc/sys/vm/percpu_pagelist_fraction", "16\n");
+        {
+                _cleanup_(freep) char *hf = NULL;
+                int64_t v;
+                assert_true(asprintf(&hf, "%s/proc/sys/vm/percpu_pagelist_high_fraction", root) >= 0);
+                assert_int_equal(mkdir(hf, 0755), 0);
+                int e = read_int64_at(root, knob_desc(KNOB_PCP_HIGH_FRACTION)->path, &v);
+                assert_true(e < 0 && e != -ENOENT);
+                assert_int_equal(read_pcp_knob(root, &k), e);
+        }
         rm_tree(root);
 }
 
@@ -1923,7 +1942,7 @@ static void test_live_kernel(void **state) {
 
         {
                 PcpKnob k;
-                r = pcp_knob_read("/", &k);
+                r = read_pcp_knob("/", &k);
                 if (r != -ENOENT) {
                         assert_int_equal(r, 0);
                         assert_true(k.value == 0 || k.value >= PCP_FRACTION_MIN);
@@ -1984,23 +2003,50 @@ static void test_live_memcg(void **state) {
 /* ------------------------------------------------------------------------ */
 /* The source table: the snapshot and `pcptunectl snapshot` iterate it. */
 
+typedef struct RowFiles {
+        const char *paths[256];
+        size_t n;
+        bool required;          /* of the row being walked */
+} RowFiles;
+
+static int row_file(const SourceFile *f, void *userdata) {
+        RowFiles *rf = userdata;
+
+        assert_true(f->path[0] == '/');
+        assert_true(rf->n < ELEMENTSOF(rf->paths));
+        rf->paths[rf->n++] = f->path;
+        rf->required |= f->required;
+        return 0;
+}
+
 static void test_source_table(void **state) {
+        RowFiles rf = { .n = 0 };
+
         (void) state;
         for (SourceId id = 0; id < _SOURCE_MAX; id++) {
                 const SourceDesc *d = source_desc(id);
                 assert_non_null(d);
                 assert_non_null(d->name);
-                assert_non_null(d->files[0].path); /* what a snapshot must copy for it */
                 assert_true(!d->read != !d->read_by); /* read in a sample, or says who reads it */
                 assert_true(!d->reuse || d->read);
                 assert_true(!d->record == !d->record_file);
-                bool required_file = false;
-                for (size_t i = 0; i < SOURCE_FILES_MAX && d->files[i].path; i++) {
-                        assert_true(d->files[i].path[0] == '/');
-                        required_file |= d->files[i].required;
-                }
-                assert_true(required_file == d->required);
+                size_t first = rf.n;
+                rf.required = false;
+                assert_int_equal(source_desc_foreach_file(d, row_file, &rf), 0);
+                assert_true(rf.n > first); /* what a snapshot must copy for it */
+                assert_true(rf.required == d->required);
+                size_t own = 0;
+                while (own < SOURCE_FILES_MAX && d->files[own].path)
+                        own++;
+                assert_int_equal(rf.n - first, own + (d->knob_files ? (size_t) _KNOB_ID_MAX : 0));
+                assert_true(d->knob_files == (id == SOURCE_KNOBS));
+                for (KnobId k = 0; d->knob_files && k < _KNOB_ID_MAX; k++) /* every row of the knob table */
+                        assert_string_equal(rf.paths[first + own + (size_t) k], knob_desc(k)->path);
         }
+        /* No file in two rows: a snapshot copies (and counts) each once. */
+        for (size_t i = 0; i < rf.n; i++)
+                for (size_t k = 0; k < i; k++)
+                        assert_string_not_equal(rf.paths[i], rf.paths[k]);
         assert_null(source_desc(_SOURCE_MAX));
         assert_null(source_desc(-1));
 }
@@ -2058,13 +2104,98 @@ static void test_capture_roundtrip(void **state) {
                 assert_int_equal(a->memcg.live, b->memcg.live);
                 assert_int_equal(a->memcg.dying, b->memcg.dying);
                 assert_int_equal(a->has_percpu_sysfs, b->has_percpu_sysfs);
-                assert_int_equal(a->has_batch_scale_max, b->has_batch_scale_max);
+                for (KnobId k = 0; k < _KNOB_ID_MAX; k++) {
+                        assert_int_equal(a->knobs[k].present, b->knobs[k].present);
+                        assert_int_equal(a->knobs[k].value, b->knobs[k].value);
+                }
                 snapshot_free(a);
                 snapshot_free(b);
                 test_rm_rf(dir);
                 free(dir);
                 free(root);
         }
+}
+
+/* Capture root into a new directory: the files written; the directory in *ret_dir. */
+static int capture_into(const char *root, char **ret_dir) {
+        *ret_dir = test_mkdtemp("knobs-capture");
+        return capture_snapshot(root, *ret_dir);
+}
+
+/*
+ * The knobs source: every row of the knob table is read into the snapshot
+ * by KnobId, a sysctl the kernel has as present with its value, one it has
+ * not as absent; a capture keeps the file of a present contrib sysctl.
+ */
+static void test_snapshot_knobs(void **state) {
+        const KnobDesc *scale = knob_desc(KNOB_PCP_BATCH_SCALE_MAX), *high = knob_desc(KNOB_PCP_HIGH_FRACTION);
+        char *root = test_root_copy("6.18.44-fc-live-smp2-24G", "knobs"), *dir0 = NULL, *dir1 = NULL;
+        Snapshot *s = NULL, *c = NULL;
+        int64_t v = 42;
+        int n0, n1;
+
+        (void) state;
+        /* A stock kernel: no contrib sysctl. */
+        assert_int_equal(snapshot_take(root, &s), 0);
+        assert_false(s->knobs[scale->id].present);
+        assert_int_equal(s->knobs[scale->id].error, -ENOENT);
+        assert_int_equal(snapshot_knob_value(s, scale->id, &v), -ENOENT);
+        assert_int_equal(v, 42); /* untouched */
+        assert_true(s->knobs[high->id].present);
+        assert_int_equal(snapshot_knob_value(s, high->id, &v), 0);
+        assert_int_equal(v, 0);
+        assert_int_equal(snapshot_knob_value(s, KNOB_PCP_FRACTION, &v), -ENOENT); /* not on 5.14+ */
+        assert_int_equal(snapshot_knob_value(s, _KNOB_ID_MAX, &v), -EINVAL);
+        assert_int_equal(snapshot_knob_value(s, _KNOB_ID_INVALID, &v), -EINVAL);
+        assert_int_equal(snapshot_knob_value(NULL, high->id, &v), -ENODATA); /* a shape: nothing read */
+        snapshot_free(s);
+        n0 = capture_into(root, &dir0);
+        assert_true(n0 > 3);
+
+        /* The contrib kernel: its value, by KnobId; the pcp sysctl from the same read. */
+        test_put(root, scale->path, "3\n", 0644);
+        test_put(root, high->path, "1000\n", 0644);
+        assert_int_equal(snapshot_take(root, &s), 0);
+        assert_true(s->knobs[scale->id].present);
+        assert_int_equal(s->knobs[scale->id].error, 0);
+        assert_int_equal(snapshot_knob_value(s, scale->id, &v), 0);
+        assert_int_equal(v, 3);
+        assert_int_equal(snapshot_knob_value(s, high->id, &v), 0);
+        assert_int_equal(v, 1000);
+        assert_true(s->has_knob);
+        assert_int_equal(s->knob.value, 1000);
+        assert_ptr_equal(s->knob.desc, high);
+
+        /* A capture copies the file once more than without it, and reads back the same values. */
+        n1 = capture_into(root, &dir1);
+        assert_int_equal(n1, n0 + 1);
+        assert_int_equal(test_value(dir1, scale->path), 3);
+        assert_int_equal(snapshot_take(dir1, &c), 0);
+        for (KnobId k = 0; k < _KNOB_ID_MAX; k++) {
+                assert_int_equal(c->knobs[k].present, s->knobs[k].present);
+                assert_int_equal(c->knobs[k].value, s->knobs[k].value);
+        }
+        snapshot_free(c);
+        snapshot_free(s);
+
+        /* Not a number: absent, and why. */
+        test_put(root, scale->path, "abc\n", 0644);
+        assert_int_equal(snapshot_take(root, &s), 0);
+        assert_false(s->knobs[scale->id].present);
+        assert_int_equal(snapshot_knob_value(s, scale->id, &v), -EINVAL);
+        snapshot_free(s);
+
+        /* A sample of other sources did not read the knobs. */
+        assert_int_equal(snapshot_take_sources(root, SOURCE_BIT(SOURCE_MEMINFO), &s), 0);
+        assert_int_equal(snapshot_knob_value(s, high->id, &v), -ENODATA);
+        snapshot_free(s);
+
+        test_rm_rf(dir0);
+        test_rm_rf(dir1);
+        test_rm_rf(root);
+        free(dir0);
+        free(dir1);
+        free(root);
 }
 
 /* Some sources only: the rest stays zero and nothing is derived. */
@@ -2151,6 +2282,7 @@ int main(void) {
                 cmocka_unit_test(test_source_table),
                 cmocka_unit_test(test_source_file_expand),
                 cmocka_unit_test(test_capture_roundtrip),
+                cmocka_unit_test(test_snapshot_knobs),
                 cmocka_unit_test(test_snapshot_take_sources),
                 cmocka_unit_test(test_sampler),
                 cmocka_unit_test(test_live_kernel),
