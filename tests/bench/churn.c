@@ -47,6 +47,7 @@
 #include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -67,6 +68,7 @@
 #define RAMFS_MAGIC_ ((long) 0x858458f6)
 #define DEBUGFS_MAGIC_ ((long) 0x64626720)
 #define DEBUGFS_DIR "/sys/kernel/debug"
+#define DAMON_KDAMONDS "/sys/kernel/mm/damon/admin/kdamonds"
 #define POLICY_ANCHOR "        cgroup: auto"
 #define SIBLING_PAUSE_USEC (50 * USEC_PER_MSEC) /* between two reads of its working set */
 
@@ -311,6 +313,17 @@ static double file_residency(const char *path) {
         }
         munmap(map, len);
         return pct;
+}
+
+/* "inode N on M:m" of a file, with the device as the kernel's trace events print it (s_dev), so that
+ * filemap:mm_filemap_delete_from_page_cache can be filtered to it (README, churn). */
+static const char *file_identity(const char *path, char *buf, size_t size) {
+        struct stat st;
+        if (stat(path, &st) < 0)
+                snprintf(buf, size, "inode unknown: %s", strerror(errno));
+        else
+                snprintf(buf, size, "inode %ju on %u:%u", (uintmax_t) st.st_ino, major(st.st_dev), minor(st.st_dev));
+        return buf;
 }
 
 /* ------------------------------------------------------------------------- */
@@ -720,6 +733,8 @@ static int sibling_start(Churn *c) {
                             c->sib->error);
         if (!c->sib->ready)
                 return churn_interrupted ? -EINTR : fail("the sibling did not get ready within 120 s");
+        say("  sibling: pid %d, file %s (%s)\n", (int) pid, c->sibling_file,
+            file_identity(c->sibling_file, (char[96]) {}, 96));
         return 0;
 }
 
@@ -1264,6 +1279,83 @@ static void case_summary(const Churn *c, const CaseResult *res) {
 }
 
 /* ------------------------------------------------------------------------- */
+/* the host's own proactive reclaim */
+
+/* The first line of a sysfs file of the DAMON tree below DAMON_KDAMONDS, or "?". */
+static const char *damon_value(char *buf, size_t size, const char *fmt, ...) _printf_(3, 4);
+static const char *damon_value(char *buf, size_t size, const char *fmt, ...) {
+        char rel[PATH_MAX], path[PATH_MAX + 64];
+        _cleanup_(freep) char *text = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        vsnprintf(rel, sizeof(rel), fmt, ap);
+        va_end(ap);
+        snprintf(path, sizeof(path), "%s/%s", DAMON_KDAMONDS, rel);
+        if (read_file_at(NULL, path, 4096, &text, NULL) < 0)
+                return snprintf(buf, size, "?"), buf;
+        text[strcspn(text, "\n")] = 0;
+        snprintf(buf, size, "%s", text);
+        return buf;
+}
+
+/* Say which DAMON schemes page out physical memory on this host.  Such a scheme evicts page cache the
+ * benchmark measures, whatever pcptuned does: mm/damon/paddr.c damon_pa_pageout() (6.18) pages out
+ * every folio that overlaps a region whose sampled accesses fall in the scheme's range, the whole folio
+ * when the region starts in its tail, and the "young" check it adds by default comes after the
+ * scheme's own filters, so an "unmapped" allow filter lets a hot, read()-only folio through.  The
+ * sibling's file is written in CHURN_IO_CHUNK writes, which ext4 on 6.18 caches as 1 MiB folios
+ * (filemap:mm_filemap_add_to_page_cache order=8): 256 refaults per eviction.  Read only; nothing is
+ * written to DAMON. */
+static void host_damon_report(void) {
+        DIR *d = opendir(DAMON_KDAMONDS);
+        struct dirent *de;
+        char v[8][64];
+        int64_t n_ctx, n_schemes;
+        char path[PATH_MAX];
+
+        if (!d)
+                return;
+        while ((de = readdir(d))) {
+                const char *k = de->d_name;
+                if (k[strspn(k, "0123456789")] != 0 || !*k || !streq(damon_value(v[0], 64, "%s/state", k), "on"))
+                        continue;
+                snprintf(path, sizeof(path), "%s/%s/contexts/nr_contexts", DAMON_KDAMONDS, k);
+                if (read_int64_at(NULL, path, &n_ctx) < 0)
+                        continue;
+                for (int64_t ci = 0; ci < n_ctx; ci++) {
+                        if (!streq(damon_value(v[0], 64, "%s/contexts/%" PRIi64 "/operations", k, ci), "paddr"))
+                                continue;
+                        snprintf(path, sizeof(path), "%s/%s/contexts/%" PRIi64 "/schemes/nr_schemes", DAMON_KDAMONDS,
+                                 k, ci);
+                        if (read_int64_at(NULL, path, &n_schemes) < 0)
+                                continue;
+                        for (int64_t si = 0; si < n_schemes; si++) {
+                                char base[PATH_MAX];
+                                snprintf(base, sizeof(base), "%s/contexts/%" PRIi64 "/schemes/%" PRIi64, k, ci, si);
+                                if (!streq(damon_value(v[0], 64, "%s/action", base), "pageout"))
+                                        continue;
+                                say("churn: host: DAMON kdamond %s (pid %s) pages out physical memory (scheme %" PRIi64
+                                    "): regions sampled every %s us and aggregated every %s us, with at most %s "
+                                    "sampled accesses per aggregation for at least %s aggregations; up to %s B per %s "
+                                    "ms.  It evicts page cache outside pcptune's control, the sibling's and the "
+                                    "sentinel's included: a refault in either case may be its (README, churn)\n",
+                                    k, damon_value(v[1], 64, "%s/pid", k), si,
+                                    damon_value(v[2], 64, "%s/contexts/%" PRIi64 "/monitoring_attrs/intervals/sample_us",
+                                                k, ci),
+                                    damon_value(v[3], 64, "%s/contexts/%" PRIi64 "/monitoring_attrs/intervals/aggr_us",
+                                                k, ci),
+                                    damon_value(v[4], 64, "%s/access_pattern/nr_accesses/max", base),
+                                    damon_value(v[5], 64, "%s/access_pattern/age/min", base),
+                                    damon_value(v[6], 64, "%s/quotas/bytes", base),
+                                    damon_value(v[7], 64, "%s/quotas/reset_interval_ms", base));
+                        }
+                }
+        }
+        closedir(d);
+}
+
+/* ------------------------------------------------------------------------- */
 /* setup and main */
 
 static int debugfs_prepare(Churn *c) {
@@ -1543,6 +1635,8 @@ int main(int argc, char **argv) {
             un.release, c.units, c.page_size, cgroup_mode_to_string(c.mode), c.mount, c.test_name, c.data_dir);
         if (c.only != CASE_WITHOUT)
                 say("churn: pcptuned %s, policy %s\n", c.pcptuned, c.policy);
+        say("churn: sentinel %s (%s)\n", c.sentinel, file_identity(c.sentinel, (char[96]) {}, 96));
+        host_damon_report();
 
         CaseResult *results = calloc((size_t) c.runs * 2, sizeof(CaseResult));
         size_t n_results = 0;
