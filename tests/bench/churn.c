@@ -31,7 +31,7 @@
  * figure; "with" floored at 1 kB; "-" for a case not run).
  *
  * Root only.  Every cgroup, file and process it creates is removed at the end
- * of each case and on exit, also on SIGINT/SIGTERM: files first, then the
+ * of each case and on exit, also on SIGINT/SIGTERM/SIGHUP/SIGPIPE: files first, then the
  * test tree is reclaimed (what the files leave charged: file-system metadata),
  * then its cgroups are removed.  Run from a build directory (for ./pcptuned).
  */
@@ -1616,6 +1616,9 @@ int main(int argc, char **argv) {
         (void) sigaction(SIGINT, &sa, NULL);
         (void) sigaction(SIGTERM, &sa, NULL);
         (void) sigaction(SIGHUP, &sa, NULL);
+        /* A reader of stdout that goes away (churn | head) must not kill it before its cleanup:
+         * the default action would leave the sentinel, or a whole case's cgroups and files. */
+        (void) sigaction(SIGPIPE, &sa, NULL);
 
         if (parse_args(&c, argc, argv) < 0) {
                 free(c.policy);
