@@ -195,8 +195,12 @@ GoalFeedback calibration_goal_feedback(double measured_p99_ns, uint64_t samples,
                 return GOAL_TOO_FEW;
         if (measured_p99_ns <= target_ns && measured_p99_ns >= predicted_ns * (1.0 - GOAL_SLACK))
                 return GOAL_AGREES;
-        if (fabs(refit_ns_per_page - used_ns_per_page) / used_ns_per_page <= GOAL_NS_BAND ||
-            since_last_change < GOAL_COOLDOWN_USEC)
+        /* Above the target the lists must shrink: only a time per page higher than the one in use does
+         * that.  Far below the prediction they may grow: only a lower one.  A refit the other way would
+         * move the fraction against what was measured. */
+        double moved = (refit_ns_per_page - used_ns_per_page) / used_ns_per_page;
+        bool toward = measured_p99_ns > target_ns ? moved > GOAL_NS_BAND : moved < -GOAL_NS_BAND;
+        if (!toward || since_last_change < GOAL_COOLDOWN_USEC)
                 return GOAL_KEEP;
         return GOAL_RESOLVE;
 }

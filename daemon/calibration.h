@@ -87,9 +87,13 @@ int calibration_save(const char *dir, const Calibration *c);
  * It disagrees when the measured p99 is above the target, or more than
  * GOAL_SLACK below the prediction (the lists could be longer).  Then the goal
  * is solved again with the refitted calibration, but only when that moved by
- * more than GOAL_NS_BAND and GOAL_COOLDOWN_USEC has passed since the last
- * change: a calibration within the band, or a disagreement soon after a
- * change, changes nothing, so the fraction never flaps.  Pure.
+ * more than GOAL_NS_BAND the way the measure points (up when above the
+ * target: smaller lists; down when below the prediction: larger ones) and
+ * GOAL_COOLDOWN_USEC has passed since the last change: a calibration within
+ * the band or moved the other way, or a disagreement soon after a change,
+ * changes nothing, so the fraction never flaps.  Times in ns, ns per page;
+ * since_last_change in µs.  Pure; _GOAL_FEEDBACK_INVALID without a positive
+ * time per page.
  */
 #define GOAL_MIN_SAMPLES 20
 #define GOAL_SLACK 0.25

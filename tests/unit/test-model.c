@@ -1110,6 +1110,77 @@ static void test_goal_feedback(void **state) {
         assert_int_equal(calibration_goal_feedback(195e3, 100, 200e3, 199.6e3, 395, 400, long_ago), GOAL_AGREES);
         assert_int_equal(calibration_goal_feedback(195e3, 100, 200e3, 199.6e3, 0, 400, long_ago),
                          _GOAL_FEEDBACK_INVALID);
+        /* Above the target with a refit 13% lower (quieter windows elsewhere pulled the average down):
+         * solving again would give larger lists against what was measured.  Keep. */
+        assert_int_equal(calibration_goal_feedback(260e3, 100, 200e3, 199.8e3, 260, 300, long_ago), GOAL_KEEP);
+        /* Far below the prediction with a refit 20% higher: larger lists are not what it points to.  Keep. */
+        assert_int_equal(calibration_goal_feedback(100e3, 100, 200e3, 199.8e3, 360, 300, long_ago), GOAL_KEEP);
+}
+
+/* One window of the goal loop: 50 bulk frees of pages each at 360..400 ns per page (p99: 400), into the
+ * calibration; the p99 span measured. */
+static double goal_window(Calibration *c, uint64_t pages, double fast, double slow) {
+        BulkFreeRecord r[50];
+        for (int i = 0; i < 50; i++)
+                r[i] = (BulkFreeRecord){ .span_ns = (uint32_t) ((fast + (slow - fast) * i / 49.0) * (double) pages),
+                                         .pages = (uint32_t) pages };
+        assert_int_equal(calibration_add(c, r, 50), 0);
+        return slow * (double) pages; /* nearest-rank p99 of 50: the largest */
+}
+
+/*
+ * The daemon's goal loop (bulk_sampler_goal_feedback()) on the live host's zones: a goal solved with
+ * 300 ns per page on a host that runs at up to 400 ns per page is above its target; once the refitted
+ * calibration has moved by more than 10% and the cooldown has passed, it is solved again to a smaller
+ * high (a larger fraction, fewer pages per bulk free), once: within the band it then stays put.
+ */
+static void test_goal_refit_loop(void **state) {
+        (void) state;
+        PcpZone z[2] = {
+                { .node = 0, .name = "DMA32", .in = { 772807, 6851, 2, 2 } },
+                { .node = 0, .name = "Normal", .in = { 1605632, 14233, 2, 2 } },
+        };
+        const double target = 200e3;
+        const usec_t window = 60 * USEC_PER_SEC;
+        Calibration c = { 0 };
+        uint64_t pages, first_pages;
+        int f, first, changes = 0;
+        usec_t since = 0;
+
+        /* The first calibration: 300 ns per page. */
+        goal_window(&c, 189, 280, 300);
+        double used = calibration_p99_ns_per_page(&c);
+        assert_true(fabs(used - 300) < 1e-9);
+        PcpGoal g = { PCP_GOAL_BULK_FREE_P99, (uint64_t) target, used };
+        assert_int_equal(pcp_solve_goal(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, &g, &first), 0);
+        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, first, false, &first_pages), 0);
+        f = first;
+        pages = first_pages;
+        for (int w = 0; w < 60; w++) {
+                double measured = goal_window(&c, pages, 360, 400);
+                since += window;
+                GoalFeedback fb = calibration_goal_feedback(measured, 50, target, used * (double) pages,
+                                                            calibration_p99_ns_per_page(&c), used, since);
+                if (w == 0) /* 400 x 666 pages = 266 us, refit 330 ns: within the band and in cooldown */
+                        assert_true(measured > target && fb == GOAL_KEEP);
+                if (fb != GOAL_RESOLVE)
+                        continue;
+                assert_true(measured > target && since >= GOAL_COOLDOWN_USEC);
+                used = calibration_p99_ns_per_page(&c);
+                g.ns_per_page = used;
+                int nf;
+                assert_int_equal(pcp_solve_goal(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, &g, &nf), 0);
+                assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, nf, false, &pages), 0);
+                /* A smaller high: a larger fraction, fewer pages per bulk free, predicted within the target. */
+                assert_true(nf > f && pages < first_pages && used * (double) pages <= target);
+                f = nf;
+                since = 0;
+                changes++;
+        }
+        assert_int_equal(changes, 1);
+        assert_true(f > first);
+        /* What it holds now is within 10% of the target (400 ns against the ~397 it was solved with). */
+        assert_true(400.0 * (double) pages <= target * (1 + GOAL_NS_BAND));
 }
 
 static void test_goal_to_string(void **state) {
@@ -1367,6 +1438,7 @@ int main(void) {
                 cmocka_unit_test(test_bulk_free_pages),
                 cmocka_unit_test(test_calibration),
                 cmocka_unit_test(test_goal_feedback),
+                cmocka_unit_test(test_goal_refit_loop),
         };
 
         return cmocka_run_group_tests(tests, NULL, NULL);
