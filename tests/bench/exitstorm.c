@@ -7,13 +7,14 @@
  * pcp high auto-tuned between high_min and high_max on 6.7+) or with the
  * minimum fraction (the smallest fraction that gives pcp high = 4 x batch on
  * every populated zone), alternating 0, min, min, 0, 0, min, ...
- * (documentation lives here: tests/bench/README does not exist).
+ * (documentation lives here; tests/bench/README points to it).
  *
  * usage: exitstorm [--runs N] [--exiters K] [--size MIB] [--minimum-fraction F]
- *                  [--goal-latency US|auto] [--ns-per-page N|auto]
+ *                  [--goal-latency US|auto] [--ns-per-page N|auto] [--no-refit]
  *                  [--pcptunectl PATH] [--alloc-mode recycle|grow] [--grow-max-mib MIB]
  *                  [--baseline-ms MS] [--settle-ms MS] [--alloc-cpu CPU] [--nice N]
  *                  [--no-trace] [--max-samples N]
+ *        exitstorm --self-test    (its statistics, checked; no root needed)
  * defaults: 6 runs, 4 exiters x 512 MiB, recycle, baseline 500 ms, settle 500 ms,
  * allocator on the first allowed CPU, nice -20 for the children, tracing on.
  *
@@ -82,15 +83,29 @@
  * The latency goal (--goal-latency US): a third fraction, the one pcptune's
  * goal `pcp: { high: { bulk_free_p99: US } }` chooses ("plan --json
  * --latency USus", key bulk_free.latency_fraction, with --ns-per-page N or
- * the host's calibration.json, or --ns-per-page auto: the p99 of span / pages
- * over the bulk frees of the first two runs, at 0 and at the minimum, as the
- * daemon calibrates it from what it traces), and the rotation becomes 0, min,
- * goal, goal, min, 0, ...  The summary then compares the three: the bulk-free span p99
- * (the quantity the goal predicts: the daemon measures and calibrates the
- * same spans) against the target, and the allocator's throughput (kpg/s: a
+ * the host's calibration.json, or --ns-per-page auto: the time per page
+ * pcptuned would fit from the bulk frees of the first two runs, at 0 and at
+ * the minimum, with its own code: calibration_add() per run as per tracing
+ * window, calibration_p99_ns_per_page()), and the rotation becomes 0, min,
+ * goal, goal, min, 0, ...  Every traced run goes into that calibration, and
+ * after each goal run the goal is held as pcptuned holds it (goal_check():
+ * the run's span p99 against the target and the prediction,
+ * calibration_goal_feedback() with the daemon's 10% band; on a disagreement
+ * beyond it, solved again with the refitted time per page, and the following
+ * goal runs use the new fraction; --no-refit: the first choice throughout).
+ * Each check and re-solve is printed, and which runs used which choice.
+ * The summary then compares the fractions: the bulk-free span p99 (the
+ * quantity the goal predicts: the daemon measures and calibrates the same
+ * spans) against the target, and the allocator's throughput (kpg/s: a
  * page_fault1-like loop of mmap, one write per page, munmap, co-located with
- * the exits) at the goal's choice against the minimum, with the spread
- * (min..max over runs) so that a difference inside it is not called a win.
+ * the exits) at the goal's choices against the minimum (and the default
+ * against the minimum), with the spread (min..max over runs), the difference
+ * of the means with a bootstrap 95% interval (10,000 resamples of the runs)
+ * and Welch's t with its two-sided p, so that a difference inside the noise
+ * is not called a win; all of it also per second on the allocator's CPU
+ * (faults over its on-CPU time in the exit window, /proc/PID/schedstat: the
+ * time other tasks of a shared host take from it is left out, a spin on
+ * zone->lock stays in).
  * --goal-latency auto sets the target after runs 1 and 2 too: the geometric
  * mean of their span p99s, a target between the two measured p99s wherever
  * the time per page is (a TCG guest is ten times slower than the host, so a
@@ -105,8 +120,14 @@
  * pooled over runs; "-" when not traced), and with a goal distinct from both
  *   exitstorm: goal_target_us=<N> goal_fraction=<F> goal_span_p99_us=<N> goal_kpages_s=<N>
  *              minimum_kpages_s=<N> fraction0_kpages_s=<N> goal_exit_ms=<N>
- * The summary gives each fraction's spread (min..max over its runs) of the
- * allocator's throughput, the exit time and the span p99 and max.
+ *              goal_fractions=<F,...> goal_resolves=<N> goal_runs_met=<M>/<N>
+ *              goal_last_span_p99_us=<N> kpages_goal_minus_min=<D> ci95=<LO>..<HI>
+ *              welch_t=<T> welch_df=<DF> welch_p=<P> cpu_kpages_goal_minus_min=<D>
+ *              cpu_ci95=<LO>..<HI> cpu_welch_p=<P>
+ * (goal_fraction: the last choice; the goal_* figures over every goal run,
+ * goal_last_span_p99_us over the last choice's).  The summary gives each
+ * fraction's spread (min..max over its runs) of the allocator's throughput,
+ * the exit time and the span p99 and max.
  *
  * The minimum fraction is pcptunectl's ("plan --json --no-owner-check
  * --policy-dir <empty dir>", key "minimum_fraction"; --pcptunectl PATH,
@@ -158,6 +179,7 @@
 
 #include <json-c/json.h>
 
+#include "calibration.h"
 #include "source-zoneinfo.h"
 #include "util.h"
 
@@ -343,12 +365,8 @@ static int zoneinfo_check_minimum(char *bad, size_t bad_size) {
  * The minimum fraction from pcptunectl.
  */
 
-/*
- * "pcptunectl plan --json --no-owner-check --policy-dir <empty dir> [extra...]" and one
- * integer of its output: the top-level key, or key.sub.  >= min and <= INT_MAX.
- */
-static int plan_query(const char *ctl, const char *const *extra, const char *key, const char *sub, long min,
-                      long *ret) {
+/* "pcptunectl plan --json --no-owner-check --policy-dir <empty dir> [extra...]": its JSON (caller puts). */
+static int plan_json(const char *ctl, const char *const *extra, json_object **ret) {
         char dir[] = "/tmp/exitstorm-policies-XXXXXX";
         int pfd[2];
         if (!mkdtemp(dir))
@@ -391,10 +409,20 @@ static int plan_query(const char *ctl, const char *const *extra, const char *key
                 free(out);
                 return -ECHILD;
         }
-        json_object *o = json_tokener_parse(out), *v = NULL;
+        *ret = json_tokener_parse(out);
         free(out);
+        return *ret ? 0 : -EINVAL;
+}
+
+/* One integer of plan's JSON: the top-level key, or key.sub.  >= min and <= INT_MAX. */
+static int plan_query(const char *ctl, const char *const *extra, const char *key, const char *sub, long min,
+                      long *ret) {
+        json_object *o = NULL, *v = NULL;
+        int r = plan_json(ctl, extra, &o);
+        if (r < 0)
+                return r;
         r = -ENOENT;
-        if (o && json_object_object_get_ex(o, key, &v) && (!sub || json_object_object_get_ex(v, sub, &v))) {
+        if (json_object_object_get_ex(o, key, &v) && (!sub || json_object_object_get_ex(v, sub, &v))) {
                 int64_t f = json_object_get_int64(v);
                 r = -EINVAL;
                 if (json_object_is_type(v, json_type_int) && f >= min && f <= INT_MAX) {
@@ -410,12 +438,38 @@ static int minimum_fraction_query(const char *ctl, long *ret) {
         return plan_query(ctl, NULL, "minimum_fraction", NULL, 8, ret);
 }
 
-/* The fraction the goal bulk_free_p99 <us> chooses: "latency_fraction" of plan's "bulk_free". */
-static int goal_fraction_query(const char *ctl, unsigned us, const char *ns_per_page, long *ret) {
+/*
+ * The fraction the goal bulk_free_p99 <us> chooses, "latency_fraction" of plan's "bulk_free", the
+ * p99 hold it predicts for it (latency_p99_seconds, in us) and the time per page it solved with
+ * (ns_per_page); 0 when plan has none.
+ */
+static int goal_fraction_query(const char *ctl, unsigned us, const char *ns_per_page, long *ret,
+                               double *ret_predicted_us, double *ret_ns_per_page) {
         char lat[32];
+        json_object *o = NULL, *bf = NULL, *v = NULL;
         snprintf(lat, sizeof(lat), "%uus", us);
         const char *extra[] = { "--latency", lat, ns_per_page ? "--ns-per-page" : NULL, ns_per_page, NULL };
-        return plan_query(ctl, extra, "bulk_free", "latency_fraction", 0, ret);
+        int r = plan_json(ctl, extra, &o);
+        if (r < 0)
+                return r;
+        r = -ENOENT;
+        *ret_predicted_us = *ret_ns_per_page = 0;
+        if (json_object_object_get_ex(o, "bulk_free", &bf) && json_object_object_get_ex(bf, "latency_fraction", &v)) {
+                int64_t f = json_object_get_int64(v);
+                r = -EINVAL;
+                if (json_object_is_type(v, json_type_int) && f >= 0 && f <= INT_MAX) {
+                        *ret = (long) f;
+                        r = 0;
+                }
+                if (json_object_object_get_ex(bf, "latency_p99_seconds", &v) &&
+                    (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+                        *ret_predicted_us = json_object_get_double(v) * 1e6;
+                if (json_object_object_get_ex(bf, "ns_per_page", &v) &&
+                    (json_object_is_type(v, json_type_double) || json_object_is_type(v, json_type_int)))
+                        *ret_ns_per_page = json_object_get_double(v);
+        }
+        json_object_put(o);
+        return r;
 }
 
 /* ---------------------------------------------------------------------------
@@ -644,21 +698,23 @@ typedef struct BulkStats {
         uint64_t bulk_max_pages;
         uint64_t outside;            /* drain events stamped outside [t0, t1] */
         double span_p99_us, span_max_us;
-        uint32_t *spans_ns;
-        size_t n_spans, cap_spans;
+        BulkFreeRecord *recs;        /* each bulk free (span, pages), as pcptuned records them */
+        size_t n_recs, cap_recs;
 } BulkStats;
 
 static int bulk_add(BulkStats *b, uint64_t pages, uint64_t first_ns, uint64_t last_ns) {
-        if (b->n_spans == b->cap_spans) {
-                size_t cap = b->cap_spans ? b->cap_spans * 2 : 4096;
-                uint32_t *n = realloc(b->spans_ns, cap * sizeof(uint32_t));
+        if (b->n_recs == b->cap_recs) {
+                size_t cap = b->cap_recs ? b->cap_recs * 2 : 4096;
+                BulkFreeRecord *n = realloc(b->recs, cap * sizeof(BulkFreeRecord));
                 if (!n)
                         return -ENOMEM;
-                b->spans_ns = n;
-                b->cap_spans = cap;
+                b->recs = n;
+                b->cap_recs = cap;
         }
         uint64_t span = last_ns - first_ns;
-        b->spans_ns[b->n_spans++] = span > UINT32_MAX ? UINT32_MAX : (uint32_t) span;
+        b->recs[b->n_recs++] = (BulkFreeRecord){ .when = last_ns / 1000U,
+                                                 .span_ns = span > UINT32_MAX ? UINT32_MAX : (uint32_t) span,
+                                                 .pages = pages > UINT32_MAX ? UINT32_MAX : (uint32_t) pages };
         b->bulk++;
         if (pages > b->bulk_max_pages)
                 b->bulk_max_pages = pages;
@@ -815,10 +871,16 @@ static int trace_collect(const Trace *t, const cpu_set_t *cpus, const pid_t *pid
                 if (r < 0)
                         return r;
         }
-        if (b->n_spans > 0) {
-                qsort(b->spans_ns, b->n_spans, sizeof(uint32_t), cmp_u32);
-                b->span_p99_us = pct_sorted(b->spans_ns, b->n_spans, 99) / 1000.0;
-                b->span_max_us = b->spans_ns[b->n_spans - 1] / 1000.0;
+        if (b->n_recs > 0) {
+                uint32_t *spans = malloc(b->n_recs * sizeof(uint32_t));
+                if (!spans)
+                        return -ENOMEM;
+                for (size_t i = 0; i < b->n_recs; i++)
+                        spans[i] = b->recs[i].span_ns;
+                qsort(spans, b->n_recs, sizeof(uint32_t), cmp_u32);
+                b->span_p99_us = pct_sorted(spans, b->n_recs, 99) / 1000.0;
+                b->span_max_us = spans[b->n_recs - 1] / 1000.0;
+                free(spans);
         }
         return 0;
 }
@@ -975,10 +1037,21 @@ typedef struct Options {
         int alloc_cpu;               /* -1: first allowed */
         int nice_value;
         bool trace;
+        bool refit;                  /* the goal checked after each goal run and solved again (--no-refit: not) */
         bool grow;                   /* --alloc-mode grow */
         unsigned long grow_max_mib;
         unsigned long max_samples;
 } Options;
+
+/* One fraction the goal chose: after runs 1-2 (or at start), then at each re-solve. */
+typedef struct GoalChoice {
+        long fraction;
+        double ns_per_page;          /* what plan solved it with */
+        double predicted_us;         /* plan's p99 hold at that fraction */
+        unsigned after_run;          /* solved after this run (0: before run 1) */
+} GoalChoice;
+
+#define ES_MAX_CHOICES 64
 
 typedef struct WinStats {
         uint64_t n;                  /* samples that started in the window */
@@ -991,12 +1064,21 @@ typedef struct PcpSum {
         uint64_t count, high;        /* pages, summed over zones and the exiters' CPUs */
 } PcpSum;
 
+typedef enum RunSlot {
+        SLOT_DEFAULT,
+        SLOT_MINIMUM,
+        SLOT_GOAL,
+} RunSlot;
+
 typedef struct RunResult {
         long fraction;
+        RunSlot slot;                /* which of the rotation's fractions the run was */
+        unsigned choice;             /* SLOT_GOAL: index of the goal's choice it used (Bench.choice) */
         bool done, interfered, grow_full;
         double exit_ms;
         WinStats win, base;
         double kpages_s;             /* allocator faults per second / 1000 in the exit window */
+        double kpages_cpu_s;         /* the same per second the allocator ran on its CPU (0: not known) */
         double runq_ms;              /* allocator run-queue delay in the exit window */
         PcpSum pcp_t0, pcp_t1;
         bool traced;
@@ -1012,7 +1094,13 @@ typedef struct Bench {
         bool original_known;
         long last_written;           /* -1: none yet */
         long minimum;
-        long goal;                   /* the goal's fraction (--goal-latency), -1: none */
+        long goal;                   /* the goal's fraction in use (--goal-latency), -1: none */
+        /* The goal's choices: the first, then one per re-solve (goal_check()). */
+        GoalChoice choice[ES_MAX_CHOICES];
+        unsigned n_choices;
+        /* This host's time per page from every traced run so far, as pcptuned fits its windows. */
+        Calibration cal;
+        bool cal_ok;                 /* cal has a fit */
         Trace trace;
         bool trace_ok;
         Samples s;
@@ -1023,6 +1111,8 @@ typedef struct Bench {
         uint32_t *scratch;           /* sorting */
         bool state_written;          /* ES_STATE_PATH is ours */
         bool minimum_checked;
+        long pcp_shown[ES_MAX_CHOICES + 2];  /* fractions whose allocator-CPU pcp limits were printed */
+        unsigned n_pcp_shown;
 } Bench;
 
 static void kill_and_reap(pid_t *pid) {
@@ -1047,14 +1137,15 @@ static void children_cleanup(Bench *b) {
         }
 }
 
-/* Second field of /proc/PID/schedstat: ns spent runnable on a run queue, not running. */
-static uint64_t schedstat_run_delay(pid_t pid) {
+/* /proc/PID/schedstat: ns spent on the CPU, and runnable on a run queue, not running (0 0 unreadable). */
+static void schedstat_read(pid_t pid, uint64_t *ret_run, uint64_t *ret_delay) {
         char p[64], buf[128];
         unsigned long long run = 0, delay = 0;
         snprintf(p, sizeof(p), "/proc/%d/schedstat", (int) pid);
         if (file_read(p, buf, sizeof(buf)) < 0 || sscanf(buf, "%llu %llu", &run, &delay) != 2)
-                return 0;
-        return delay;
+                run = delay = 0;
+        *ret_run = run;
+        *ret_delay = delay;
 }
 
 /* pcp count and high of every zone, summed over the CPUs in set (/proc/zoneinfo pagesets). */
@@ -1072,6 +1163,38 @@ static void zoneinfo_pcp_sum(const cpu_set_t *set, PcpSum *ret) {
                         }
                 }
         zoneinfo_done(&zi);
+}
+
+/*
+ * Once per fraction: the allocator's CPU's pcp limit per populated zone (high_max where zoneinfo
+ * prints it, else high).  Its 2 MiB chunk is 512 pages: munmap puts them on that CPU's list and the
+ * next chunk's faults take them back, so it recycles without zone->lock once the list may hold a
+ * chunk on top of what a refill (>= batch) leaves: high >= 512 + batch in the zone it allocates from.
+ */
+static void alloc_pcp_show(Bench *b, long fraction) {
+        Zoneinfo zi = { 0 };
+        char buf[512];
+        size_t k = 0;
+        for (unsigned i = 0; i < b->n_pcp_shown; i++)
+                if (b->pcp_shown[i] == fraction)
+                        return;
+        if (b->n_pcp_shown >= ES_MAX_CHOICES + 2 || zoneinfo_read(NULL, &zi) < 0)
+                return;
+        b->pcp_shown[b->n_pcp_shown++] = fraction;
+        buf[0] = '\0';
+        for (size_t i = 0; i < zi.n_zones; i++)
+                for (size_t c = 0; c < zi.zones[i].n_cpus && k + 64 < sizeof(buf); c++) {
+                        const PcpCpu *p = &zi.zones[i].cpus[c];
+                        if (p->cpu != b->alloc_cpu)
+                                continue;
+                        k += (size_t) snprintf(buf + k, sizeof(buf) - k, "%s%s %" PRId64 " (batch %" PRId64 ")",
+                                               k ? ", " : "", zi.zones[i].name, p->high_max >= 0 ? p->high_max : p->high,
+                                               p->batch);
+                }
+        bool limits = zi.has_high_min_max;
+        zoneinfo_done(&zi);
+        say("exitstorm: fraction %ld: pcp %s of the allocator's CPU %d: %s; its chunk is %zu pages\n", fraction,
+            limits ? "high_max" : "high", b->alloc_cpu, k ? buf : "none", ES_CHUNK_BYTES / b->page);
 }
 
 /* The samples starting in [from, to) (ns, CLOCK_MONOTONIC). */
@@ -1126,7 +1249,7 @@ static int run_one(Bench *b, unsigned idx, long fraction, RunResult *res) {
         pid_t self = getpid(), reaped[ES_MAX_EXITERS];
         unsigned n_reaped = 0;
         Shared *sh = b->s.sh;
-        uint64_t base_from, t0, t1, delay0, delay1;
+        uint64_t base_from, t0, t1, delay0, delay1, run0, run1;
         long now_value;
         pid_t pid;
         int r;
@@ -1158,6 +1281,7 @@ static int run_one(Bench *b, unsigned idx, long fraction, RunResult *res) {
                             "(/proc/zoneinfo)\n", fraction, r);
                 b->minimum_checked = true;
         }
+        alloc_pcp_show(b, fraction);
 
         /* 2. the exiters */
         if (pipe2(ready, O_CLOEXEC) < 0 || pipe2(hold, O_CLOEXEC) < 0) {
@@ -1235,7 +1359,7 @@ static int run_one(Bench *b, unsigned idx, long fraction, RunResult *res) {
 
         /* 4. the storm */
         zoneinfo_pcp_sum(&b->exiter_cpus, &res->pcp_t0);
-        delay0 = schedstat_run_delay(b->allocator);
+        schedstat_read(b->allocator, &run0, &delay0);
         if (fraction_read(&now_value) < 0 || now_value != fraction)
                 res->interfered = true;
         if (b->trace_ok && (r = trace_write(&b->trace, "tracing_on", "1\n", 0)) < 0) {
@@ -1256,7 +1380,7 @@ static int run_one(Bench *b, unsigned idx, long fraction, RunResult *res) {
         b->n_exiters = 0;
         if (b->trace_ok)
                 (void) trace_write(&b->trace, "tracing_on", "0\n", 0);
-        delay1 = schedstat_run_delay(b->allocator);
+        schedstat_read(b->allocator, &run1, &delay1);
         zoneinfo_pcp_sum(&b->exiter_cpus, &res->pcp_t1);
 
         /* 5. results */
@@ -1285,6 +1409,9 @@ static int run_one(Bench *b, unsigned idx, long fraction, RunResult *res) {
         window_stats(b, n, base_from, t0, &res->base);
         res->kpages_s = (double) res->win.n / ((double) (t1 - t0) / 1e9) / 1000.0;
         res->runq_ms = delay1 >= delay0 ? (double) (delay1 - delay0) / 1e6 : 0;
+        /* Faults per second on the CPU: what the other tasks on a shared host take from the allocator
+         * (its run-queue wait) is left out; a spin on zone->lock is on the CPU and stays in. */
+        res->kpages_cpu_s = run1 > run0 ? (double) res->win.n / ((double) (run1 - run0) / 1e9) / 1000.0 : 0;
 
         if (b->trace_ok) {
                 trace_disarm(&b->trace);
@@ -1366,7 +1493,7 @@ static void print_row(unsigned idx, const RunResult *r) {
 
 typedef struct Summary {
         unsigned n;
-        double exit_ms, p50, p99, max, max_np, base_p50, base_p99, kpages_s, runq_ms, span99, spanmx;
+        double exit_ms, p50, p99, max, max_np, base_p50, base_p99, kpages_s, kpages_cpu_s, runq_ms, span99, spanmx;
         uint64_t bulk, pages, bulk_max, events, lost, traced, preempted;
 } Summary;
 
@@ -1381,6 +1508,7 @@ static void summary_add(Summary *s, const RunResult *r) {
         s->base_p50 += r->base.p50_us;
         s->base_p99 += r->base.p99_us;
         s->kpages_s += r->kpages_s;
+        s->kpages_cpu_s += r->kpages_cpu_s;
         s->runq_ms += r->runq_ms;
         if (r->traced) {
                 s->traced++;
@@ -1414,6 +1542,10 @@ static double get_kpages(const RunResult *r) {
         return r->kpages_s;
 }
 
+static double get_kpages_cpu(const RunResult *r) {
+        return r->kpages_cpu_s;
+}
+
 static double get_span99(const RunResult *r) {
         return r->traced ? r->bulk.span_p99_us : 0;
 }
@@ -1435,21 +1567,22 @@ static void summary_print(const char *label, long fraction, const Summary *s, co
         double n = s->n, nt = s->traced ? (double) s->traced : 1;
         say("  %-7s (fraction %ld, %u runs): exit %.1f ms; allocator in the exit window p50 %.2f us, p99 %.2f us, "
             "max %.1f us (%.1f us without the %" PRIu64 " preempted chunks' worst); baseline p50 %.2f us, p99 %.2f "
-            "us; %.1f kpages/s; run-queue wait %.1f ms\n",
+            "us; %.1f kpages/s (%.1f per second on its CPU); run-queue wait %.1f ms\n",
             label, fraction, s->n, s->exit_ms / n, s->p50 / n, s->p99 / n, s->max / n, s->max_np / n, s->preempted,
-            s->base_p50 / n, s->base_p99 / n, s->kpages_s / n, s->runq_ms / n);
+            s->base_p50 / n, s->base_p99 / n, s->kpages_s / n, s->kpages_cpu_s / n, s->runq_ms / n);
         if (s->traced)
                 say("  %-7s bulk frees %.0f per run, %.1f pages each (max %" PRIu64 "), span p99 %.0f us, max %.0f us; "
                     "%.0f drain events per run; %" PRIu64 " lost\n",
                     "", (double) s->bulk / nt, s->bulk ? (double) s->pages / (double) s->bulk : 0.0, s->bulk_max,
                     s->span99 / nt, s->spanmx / nt, (double) s->events / nt, s->lost);
-        double lo[4], hi[4];
+        double lo[5], hi[5];
         run_spread(res, n_res, fraction, get_kpages, &lo[0], &hi[0]);
+        run_spread(res, n_res, fraction, get_kpages_cpu, &lo[4], &hi[4]);
         run_spread(res, n_res, fraction, get_exit_ms, &lo[1], &hi[1]);
         run_spread(res, n_res, fraction, get_span99, &lo[2], &hi[2]);
         run_spread(res, n_res, fraction, get_spanmax, &lo[3], &hi[3]);
-        say("  %-7s spread over runs (min..max): allocator %.1f..%.1f kpages/s, exit %.1f..%.1f ms", "", lo[0], hi[0],
-            lo[1], hi[1]);
+        say("  %-7s spread over runs (min..max): allocator %.1f..%.1f kpages/s (%.1f..%.1f on its CPU), exit %.1f..%.1f "
+            "ms", "", lo[0], hi[0], lo[4], hi[4], lo[1], hi[1]);
         if (s->traced)
                 say(", span p99 %.0f..%.0f us, span max %.0f..%.0f us", lo[2], hi[2], lo[3], hi[3]);
         say("\n");
@@ -1507,39 +1640,341 @@ static int restore_fraction(Bench *b) {
         return 0;
 }
 
-/*
- * The goal's targets: its measured span p99 at or under the target, and the co-located
- * throughput above the minimum's by more than the spread of either (else: within the noise).
+/* ---------------------------------------------------------------------------
+ * Is a difference of throughput beyond the run-to-run spread?
  */
-static void goal_compare(const Bench *b, const RunResult *res, unsigned n, const Summary *sg) {
-        double g_lo, g_hi, m_lo, m_hi, s_lo, s_hi;
-        run_spread(res, n, b->goal, get_kpages, &g_lo, &g_hi);
-        run_spread(res, n, b->minimum, get_kpages, &m_lo, &m_hi);
-        run_spread(res, n, b->goal, get_span99, &s_lo, &s_hi);
-        if (sg->n == 0) {
-                say("goal: no valid run at fraction %ld\n", b->goal);
+
+/*
+ * The regularized incomplete beta function I_x(a, b) (a, b > 0, 0 <= x <= 1), from its continued
+ * fraction (terms d_2m = m (b - m) x / ((a + 2m - 1)(a + 2m)), d_2m+1 = -(a + m)(a + b + m) x /
+ * ((a + 2m)(a + 2m + 1))) evaluated by the modified Lentz method, on the side of x where it converges
+ * fast (I_x(a, b) = 1 - I_1-x(b, a) otherwise).  For the tail of Student's t.
+ */
+static double beta_cf(double a, double b, double x) {
+        const double tiny = 1e-300;
+        double c = 1, d = 1 - (a + b) * x / (a + 1), h;
+        d = 1 / (fabs(d) < tiny ? tiny : d);
+        h = d;
+        for (int m = 1; m <= 500; m++) {
+                double m2 = 2.0 * m, term[2] = { m * (b - m) * x / ((a + m2 - 1) * (a + m2)),
+                                                 -(a + m) * (a + b + m) * x / ((a + m2) * (a + m2 + 1)) };
+                double step = 1;
+                for (int k = 0; k < 2; k++) {
+                        d = 1 + term[k] * d;
+                        d = 1 / (fabs(d) < tiny ? tiny : d);
+                        c = 1 + term[k] / c;
+                        c = fabs(c) < tiny ? tiny : c;
+                        step = d * c;
+                        h *= step;
+                }
+                if (fabs(step - 1) < 1e-14)
+                        break;
+        }
+        return h;
+}
+
+static double beta_reg(double a, double b, double x) {
+        if (x <= 0)
+                return 0;
+        if (x >= 1)
+                return 1;
+        double front = exp(lgamma(a + b) - lgamma(a) - lgamma(b) + a * log(x) + b * log1p(-x));
+        return x < (a + 1) / (a + b + 2) ? front * beta_cf(a, b, x) / a : 1 - front * beta_cf(b, a, 1 - x) / b;
+}
+
+/* Two-sided p-value of Student's t with df degrees of freedom: I_df/(df+t^2)(df/2, 1/2). */
+static double t_two_sided_p(double t, double df) {
+        if (!isfinite(t))
+                return 0;
+        return beta_reg(df / 2, 0.5, df / (df + t * t));
+}
+
+/* splitmix64: the bootstrap's resampling, seeded so that a run's figures can be recomputed. */
+static uint64_t es_rand(uint64_t *state) {
+        uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+        return z ^ (z >> 31);
+}
+
+#define ES_BOOTSTRAP 10000
+
+/* a - b: the difference of the means, Welch's t on it and a percentile bootstrap interval. */
+typedef struct MeanDiff {
+        unsigned na, nb;
+        double mean_a, mean_b, diff;
+        double lo, hi;               /* bootstrap 95% interval of the difference (runs resampled within each set) */
+        double t, df, p;             /* Welch: t, Welch-Satterthwaite degrees of freedom, two-sided p */
+        bool ok;                     /* at least 2 runs in each set */
+} MeanDiff;
+
+static void mean_var(const double *v, unsigned n, double *mean, double *var) {
+        double m = 0, q = 0;
+        for (unsigned i = 0; i < n; i++)
+                m += v[i];
+        m /= n;
+        for (unsigned i = 0; i < n; i++)
+                q += (v[i] - m) * (v[i] - m);
+        *mean = m;
+        *var = n > 1 ? q / (n - 1) : 0;
+}
+
+static void mean_diff(const double *a, unsigned na, const double *b, unsigned nb, MeanDiff *d) {
+        double va, vb;
+        memset(d, 0, sizeof(*d));
+        d->na = na;
+        d->nb = nb;
+        if (na < 2 || nb < 2)
+                return;
+        mean_var(a, na, &d->mean_a, &va);
+        mean_var(b, nb, &d->mean_b, &vb);
+        d->diff = d->mean_a - d->mean_b;
+        double qa = va / na, qb = vb / nb, se = sqrt(qa + qb);
+        if (se > 0) {
+                d->t = d->diff / se;
+                d->df = (qa + qb) * (qa + qb) / (qa * qa / (na - 1) + qb * qb / (nb - 1));
+                d->p = t_two_sided_p(d->t, d->df);
+        } else {
+                d->t = d->diff == 0 ? 0 : d->diff > 0 ? INFINITY : -INFINITY;
+                d->df = na + nb - 2;
+                d->p = d->diff == 0 ? 1 : 0;
+        }
+        double *boot = malloc(ES_BOOTSTRAP * sizeof(double));
+        if (!boot)
+                return;
+        uint64_t seed = 17;
+        for (unsigned k = 0; k < ES_BOOTSTRAP; k++) {
+                double sa = 0, sb = 0;
+                for (unsigned i = 0; i < na; i++)
+                        sa += a[es_rand(&seed) % na];
+                for (unsigned i = 0; i < nb; i++)
+                        sb += b[es_rand(&seed) % nb];
+                boot[k] = sa / na - sb / nb;
+        }
+        qsort(boot, ES_BOOTSTRAP, sizeof(double), cmp_double);
+        d->lo = boot[ES_BOOTSTRAP * 25 / 1000];
+        d->hi = boot[ES_BOOTSTRAP * 975 / 1000 - 1];
+        free(boot);
+        d->ok = true;
+}
+
+/* get() of the valid runs that match (slot, or fraction when fraction >= 0); returns how many. */
+static unsigned run_values(const RunResult *res, unsigned n, int slot, long fraction, double (*get)(const RunResult *),
+                           double *out) {
+        unsigned k = 0;
+        for (unsigned i = 0; i < n; i++)
+                if (!res[i].interfered && (slot < 0 || (int) res[i].slot == slot) &&
+                    (fraction < 0 || res[i].fraction == fraction))
+                        out[k++] = get(&res[i]);
+        return k;
+}
+
+/*
+ * "throughput A - B: ..." for the allocator's kpages/s of two sets of runs: means, spreads, the
+ * difference with its bootstrap 95% interval and Welch's t, and whether it is beyond the spread (every
+ * run of A above, or below, every run of B) and different at the 5% level (p < 0.05 and an interval
+ * without 0).  Returns the comparison (ok false with fewer than 2 runs in a set).
+ */
+static MeanDiff throughput_compare(const char *what, const double *a, unsigned na, const double *b, unsigned nb) {
+        MeanDiff d;
+        double alo = 1e300, ahi = -1e300, blo = 1e300, bhi = -1e300;
+        mean_diff(a, na, b, nb, &d);
+        for (unsigned i = 0; i < na; i++) {
+                alo = a[i] < alo ? a[i] : alo;
+                ahi = a[i] > ahi ? a[i] : ahi;
+        }
+        for (unsigned i = 0; i < nb; i++) {
+                blo = b[i] < blo ? b[i] : blo;
+                bhi = b[i] > bhi ? b[i] : bhi;
+        }
+        if (!d.ok) {
+                say("throughput %s: too few runs to compare (%u and %u)\n", what, na, nb);
+                return d;
+        }
+        bool differs = d.p < 0.05 && (d.lo > 0 || d.hi < 0);
+        say("throughput %s: %.1f [%.1f..%.1f] (%u runs) - %.1f [%.1f..%.1f] (%u runs) = %+.1f kpages/s, bootstrap "
+            "95%% interval [%+.1f..%+.1f], Welch t = %.2f (df %.1f), p = %.3f: %s; %s\n",
+            what, d.mean_a, alo, ahi, na, d.mean_b, blo, bhi, nb, d.diff, d.lo, d.hi, d.t, d.df, d.p,
+            alo > bhi ? "beyond the run-to-run spread (every run higher)"
+                      : ahi < blo ? "beyond the run-to-run spread (every run lower)" : "within the run-to-run spread",
+            differs ? (d.diff > 0 ? "higher at the 5% level" : "lower at the 5% level")
+                    : "no difference at the 5% level");
+        return d;
+}
+
+/*
+ * --self-test: the statistics against Student's t at its 5% critical values (two-sided), and the
+ * difference of two sets of runs worked out by hand.  Needs no root; exit status 0 or 1.
+ */
+static int self_test(void) {
+        static const struct {
+                double t, df, p;
+        } tv[] = {
+                { 12.7062, 1, 0.05 }, { 2.776445, 4, 0.05 }, { 2.228139, 10, 0.05 }, { 1.959964, 1e6, 0.05 },
+                { 1, 1, 0.5 },        { 0, 3, 1 },          { -2.776445, 4, 0.05 },
+        };
+        unsigned bad = 0, n = 0;
+        for (size_t i = 0; i < sizeof(tv) / sizeof(tv[0]); i++, n++) {
+                double p = t_two_sided_p(tv[i].t, tv[i].df);
+                if (fabs(p - tv[i].p) > 1e-4) {
+                        say("exitstorm: self-test: t %g, df %g: p %.6f, expected %.6f\n", tv[i].t, tv[i].df, p, tv[i].p);
+                        bad++;
+                }
+        }
+        /* 10..13 against 5..8: difference 5, variances 5/3, se sqrt(5/6), t 5.477, df 6 (p 0.0015). */
+        static const double a[] = { 10, 11, 12, 13 }, b[] = { 5, 6, 7, 8 };
+        MeanDiff d;
+        mean_diff(a, 4, b, 4, &d);
+        n++;
+        if (!d.ok || fabs(d.diff - 5) > 1e-9 || fabs(d.t - 5 / sqrt(5.0 / 6)) > 1e-6 || fabs(d.df - 6) > 1e-6 ||
+            !(d.p > 0.001 && d.p < 0.002) || !(d.lo > 2 && d.lo < 5 && d.hi > 5 && d.hi < 8)) {
+                say("exitstorm: self-test: difference %.3f [%.3f..%.3f], t %.3f, df %.3f, p %.5f\n", d.diff, d.lo, d.hi,
+                    d.t, d.df, d.p);
+                bad++;
+        }
+        /* The same runs twice: no difference, an interval around 0. */
+        mean_diff(a, 4, a, 4, &d);
+        n++;
+        if (!d.ok || d.diff != 0 || fabs(d.p - 1) > 1e-9 || !(d.lo < 0 && d.hi > 0)) {
+                say("exitstorm: self-test: same runs: difference %.3f [%.3f..%.3f], p %.5f\n", d.diff, d.lo, d.hi, d.p);
+                bad++;
+        }
+        /* One run is not a spread. */
+        mean_diff(a, 1, b, 4, &d);
+        n++;
+        bad += d.ok;
+        say("exitstorm: self-test: %u of %u checks passed\n", n - bad, n);
+        return bad ? 1 : 0;
+}
+
+/* "3, 4, 9" */
+static void run_list(const RunResult *res, unsigned n, int slot, long fraction, char *buf, size_t size) {
+        size_t k = 0;
+        buf[0] = '\0';
+        for (unsigned i = 0; i < n && k + 12 < size; i++)
+                if ((int) res[i].slot == slot && res[i].fraction == fraction)
+                        k += (size_t) snprintf(buf + k, size - k, "%s%u%s", k ? ", " : "", i + 1,
+                                               res[i].interfered ? " (left out)" : "");
+        if (!buf[0])
+                snprintf(buf, size, "none");
+}
+
+typedef struct GoalVerdict {
+        unsigned runs, met;          /* valid traced goal runs; of which at or under the target */
+        double span_all_us;          /* mean span p99 over them */
+        double span_last_us;         /* over the runs of the last choice */
+        bool held;                   /* the last choice's mean span p99 at or under the target */
+        MeanDiff vs_min;             /* throughput: every goal run against every minimum run */
+        MeanDiff vs_min_cpu;         /* the same per second on the allocator's CPU */
+} GoalVerdict;
+
+/*
+ * The goal's targets: its measured span p99 at or under the target (each choice's runs, the last
+ * choice's being what the loop holds), and the co-located throughput above the minimum's by more than
+ * the run-to-run spread, with the statistic.
+ */
+static void goal_compare(const Bench *b, const RunResult *res, unsigned n, GoalVerdict *v) {
+        char runs[512], line[2048];
+        size_t k = 0;
+        memset(v, 0, sizeof(*v));
+        line[0] = '\0';
+        for (unsigned c = 0; c < b->n_choices; c++) {
+                const GoalChoice *ch = &b->choice[c];
+                double sum = 0, lo = 1e300, hi = -1e300;
+                unsigned m = 0;
+                bool seen = false;
+                for (unsigned j = 0; j < c; j++)
+                        seen = seen || b->choice[j].fraction == ch->fraction;
+                if (seen)
+                        continue;
+                for (unsigned i = 0; i < n; i++)
+                        if (res[i].slot == SLOT_GOAL && res[i].fraction == ch->fraction && !res[i].interfered &&
+                            res[i].traced) {
+                                double sp = res[i].bulk.span_p99_us;
+                                sum += sp;
+                                lo = sp < lo ? sp : lo;
+                                hi = sp > hi ? sp : hi;
+                                m++;
+                        }
+                run_list(res, n, SLOT_GOAL, ch->fraction, runs, sizeof(runs));
+                if (m == 0) {
+                        k += (size_t) snprintf(line + k, sizeof(line) - k, "%sfraction %ld (runs: %s): not measured",
+                                               k ? "; " : "", ch->fraction, runs);
+                        continue;
+                }
+                k += (size_t) snprintf(line + k, sizeof(line) - k,
+                                       "%sfraction %ld (runs %s): span p99 %.0f us [%.0f..%.0f] %s the target",
+                                       k ? "; " : "", ch->fraction, runs, sum / m, lo, hi,
+                                       sum / m <= b->o.goal_us ? "meets" : "misses");
+                if (k >= sizeof(line))
+                        k = sizeof(line) - 1;
+        }
+        for (unsigned i = 0; i < n; i++)
+                if (res[i].slot == SLOT_GOAL && !res[i].interfered && res[i].traced) {
+                        v->runs++;
+                        v->met += res[i].bulk.span_p99_us <= b->o.goal_us;
+                        v->span_all_us += res[i].bulk.span_p99_us;
+                }
+        if (v->runs == 0) {
+                say("goal bulk_free_p99 %u us: no valid traced goal run\n", b->o.goal_us);
                 return;
         }
-        double span = sg->traced ? sg->span99 / (double) sg->traced : -1, kg = sg->kpages_s / sg->n;
-        say("goal bulk_free_p99 %u us -> fraction %ld: span p99 %.0f us (runs %.0f..%.0f) %s the target; allocator "
-            "%.1f kpages/s (runs %.1f..%.1f) against the minimum's %.1f..%.1f: %s\n",
-            b->o.goal_us, b->goal, span, s_lo, s_hi,
-            span < 0 ? "(not traced) vs" : span <= b->o.goal_us ? "meets" : "misses", kg, g_lo, g_hi, m_lo, m_hi,
-            g_lo > m_hi ? "higher than every minimum run" : g_hi < m_lo ? "lower than every minimum run"
-                                                          : "within the run-to-run spread (no difference shown)");
+        v->span_all_us /= v->runs;
+        double sum = 0;
+        unsigned m = 0;
+        for (unsigned i = 0; i < n; i++)
+                if (res[i].slot == SLOT_GOAL && !res[i].interfered && res[i].traced && res[i].fraction == b->goal) {
+                        sum += res[i].bulk.span_p99_us;
+                        m++;
+                }
+        v->span_last_us = m ? sum / m : -1;
+        v->held = m > 0 && v->span_last_us <= b->o.goal_us;
+        say("goal bulk_free_p99 %u us -> %s; %u of %u goal runs at or under the target; %s\n", b->o.goal_us, line,
+            v->met, v->runs,
+            b->n_choices > 1 ? (v->held ? "the last choice meets it" : "the last choice misses it")
+                             : (v->held ? "the goal meets it" : "the goal misses it"));
+
+        double *ga = calloc(n ? n : 1, sizeof(double)), *mi = calloc(n ? n : 1, sizeof(double)),
+               *de = calloc(n ? n : 1, sizeof(double));
+        /* kpages/s, then per second on the allocator's CPU (the host's other tasks left out). */
+        for (int cpu = 0; ga && mi && de && cpu < 2; cpu++) {
+                double (*get)(const RunResult *) = cpu ? get_kpages_cpu : get_kpages;
+                unsigned ng = 0;
+                for (unsigned i = 0; i < n; i++)
+                        if (res[i].slot == SLOT_GOAL && !res[i].interfered && res[i].fraction != b->minimum &&
+                            res[i].fraction != 0)
+                                ga[ng++] = get(&res[i]);
+                unsigned nm = run_values(res, n, SLOT_MINIMUM, -1, get, mi);
+                unsigned nd = run_values(res, n, SLOT_DEFAULT, -1, get, de);
+                MeanDiff d = throughput_compare(cpu ? "on its CPU, goal - minimum" : "goal - minimum", ga, ng, mi, nm);
+                if (cpu)
+                        v->vs_min_cpu = d;
+                else
+                        v->vs_min = d;
+                if (b->n_choices > 1) {
+                        unsigned nl = run_values(res, n, SLOT_GOAL, b->goal, get, ga);
+                        (void) throughput_compare(cpu ? "on its CPU, last choice - minimum" : "last choice - minimum", ga,
+                                                  nl, mi, nm);
+                }
+                (void) throughput_compare(cpu ? "on its CPU, default - minimum" : "default - minimum", de, nd, mi, nm);
+        }
+        free(ga);
+        free(mi);
+        free(de);
 }
 
 static void usage(void) {
         puts("usage: exitstorm [--runs N] [--exiters K] [--size MIB] [--minimum-fraction F] [--pcptunectl PATH]\n"
              "                 [--alloc-mode recycle|grow] [--grow-max-mib MIB] [--baseline-ms MS] [--settle-ms MS]\n"
              "                 [--alloc-cpu CPU] [--nice N] [--no-trace] [--max-samples N]\n"
-             "                 [--goal-latency US|auto [--ns-per-page N|auto]]\n"
+             "                 [--goal-latency US|auto [--ns-per-page N|auto] [--no-refit]]\n"
+             "       exitstorm --self-test\n"
              "Root only.  See the comment at the top of tests/bench/exitstorm.c.");
 }
 
 static int parse_args(Options *o, int argc, char **argv) {
         enum { OPT_RUNS = 0x100, OPT_EXITERS, OPT_SIZE, OPT_MIN, OPT_CTL, OPT_BASE, OPT_SETTLE, OPT_CPU, OPT_NICE,
-               OPT_NOTRACE, OPT_SAMPLES, OPT_MODE, OPT_GROWMAX, OPT_GOAL, OPT_NSPP };
+               OPT_NOTRACE, OPT_SAMPLES, OPT_MODE, OPT_GROWMAX, OPT_GOAL, OPT_NSPP, OPT_NOREFIT, OPT_SELFTEST };
         static const struct option opts[] = {
                 { "runs", required_argument, NULL, OPT_RUNS },
                 { "exiters", required_argument, NULL, OPT_EXITERS },
@@ -1556,6 +1991,8 @@ static int parse_args(Options *o, int argc, char **argv) {
                 { "max-samples", required_argument, NULL, OPT_SAMPLES },
                 { "goal-latency", required_argument, NULL, OPT_GOAL },
                 { "ns-per-page", required_argument, NULL, OPT_NSPP },
+                { "no-refit", no_argument, NULL, OPT_NOREFIT },
+                { "self-test", no_argument, NULL, OPT_SELFTEST },
                 { "help", no_argument, NULL, 'h' },
                 {}
         };
@@ -1642,6 +2079,11 @@ static int parse_args(Options *o, int argc, char **argv) {
                 case OPT_NSPP:
                         o->ns_per_page = optarg; /* checked by pcptunectl */
                         break;
+                case OPT_NOREFIT:
+                        o->refit = false;
+                        break;
+                case OPT_SELFTEST:
+                        exit(self_test());
                 case 'h':
                         usage();
                         exit(0);
@@ -1676,16 +2118,65 @@ static void default_pcptunectl(char *buf, size_t size) {
         snprintf(buf, size, "./pcptunectl");
 }
 
+static void bench_pcptunectl(const Bench *b, char *buf, size_t size) {
+        if (b->o.pcptunectl)
+                snprintf(buf, size, "%s", b->o.pcptunectl);
+        else
+                default_pcptunectl(buf, size);
+}
+
+/*
+ * The goal's fraction for ns_per_page (a number as text; NULL: the host's calibration.json) from
+ * pcptunectl plan --latency, appended to b->choice and put in use.  -errno (message printed).
+ */
+static int goal_solve(Bench *b, const char *ns_per_page, unsigned after_run) {
+        char ctl[PATH_MAX];
+        long f;
+        double predicted_us, ns;
+        if (b->n_choices >= ES_MAX_CHOICES)
+                return fail("more than %d goal choices", ES_MAX_CHOICES);
+        bench_pcptunectl(b, ctl, sizeof(ctl));
+        int r = goal_fraction_query(ctl, b->o.goal_us, ns_per_page, &f, &predicted_us, &ns);
+        if (r < 0)
+                return fail("cannot get the goal's fraction from %s plan --json --latency %uus%s%s: %s%s", ctl,
+                            b->o.goal_us, ns_per_page ? " --ns-per-page " : "", ns_per_page ? ns_per_page : "",
+                            strerror(-r), ns_per_page ? "" : " (no calibration? give --ns-per-page)");
+        GoalChoice *c = &b->choice[b->n_choices++];
+        *c = (GoalChoice){ .fraction = f, .ns_per_page = ns, .predicted_us = predicted_us, .after_run = after_run };
+        b->goal = f;
+        return 0;
+}
+
+/* "433.2 ns per page (fit 338.5 +- 2.7, RMS residual 36.6 us, 1250 bulk frees of 63-2016 pages)" */
+static void calibration_text(const Calibration *c, char *buf, size_t size) {
+        snprintf(buf, size,
+                 "%.1f ns per page (p99 of hold / pages per run, moving average; least-squares fit %.1f +- %.1f ns per "
+                 "page, RMS residual %.1f us; %.0f bulk frees of %" PRIu64 "-%" PRIu64 " pages)",
+                 calibration_p99_ns_per_page(c), c->ns_per_page, c->ns_per_page_stderr, c->rms_residual_ns / 1000.0,
+                 c->n, c->pages_min, c->pages_max);
+}
+
+/*
+ * Every traced run goes into the calibration, as each of pcptuned's tracing windows does
+ * (calibration_add(): the fit of hold against pages, and the p99 of hold / pages of the run's bulk
+ * frees folded into a moving average).  Runs with too few bulk frees leave the fit as it was.
+ */
+static void calibrate_run(Bench *b, const RunResult *res) {
+        if (!res->traced || res->bulk.n_recs == 0)
+                return;
+        if (calibration_add(&b->cal, res->bulk.recs, res->bulk.n_recs) >= 0)
+                b->cal_ok = true;
+}
+
 /*
  * After runs 1 and 2 (at 0 and at the minimum): with --goal-latency auto, the target is the
  * geometric mean of their span p99s (rounded to 1 us), a target between the two measured p99s;
- * with --ns-per-page auto, this host's time per page as the daemon calibrates it
- * (calibration_p99_ns_per_page()): the p99 over the bulk frees of runs 1 and 2 of span / pages,
- * each span over its run's mean pages per bulk free.  Then the goal's fraction from pcptunectl
- * plan --latency.  -EINVAL (message printed) when the runs do not give them.
+ * with --ns-per-page auto, this host's time per page as pcptuned calibrates it from the same
+ * bulk frees (calibration.c, calibration_p99_ns_per_page()).  Then the goal's fraction from
+ * pcptunectl plan --latency.  -EINVAL (message printed) when the runs do not give them.
  */
 static int goal_after_two_runs(Bench *b, const RunResult *res) {
-        char ctl[PATH_MAX], nspp[32];
+        char nspp[32], cal[512];
         if (b->o.goal_auto) {
                 if (!res[0].traced || !res[1].traced || res[0].bulk.span_p99_us <= 0 || res[1].bulk.span_p99_us <= 0)
                         return fail("--goal-latency auto: runs 1 and 2 traced no bulk free");
@@ -1697,37 +2188,64 @@ static int goal_after_two_runs(Bench *b, const RunResult *res) {
         }
         const char *arg = b->o.ns_per_page;
         if (arg && strcmp(arg, "auto") == 0) {
-                size_t nr = 0, cap = res[0].bulk.n_spans + res[1].bulk.n_spans;
-                double *rates = malloc((cap ? cap : 1) * sizeof(double)), pages = 0;
-                for (unsigned k = 0; rates && k < 2; k++) {
-                        if (res[k].bulk.bulk == 0)
-                                continue;
-                        double mean = (double) res[k].bulk.event_pages / (double) res[k].bulk.bulk;
-                        pages += (double) res[k].bulk.event_pages;
-                        for (size_t j = 0; j < res[k].bulk.n_spans; j++)
-                                rates[nr++] = res[k].bulk.spans_ns[j] / mean;
-                }
-                if (!rates || nr < 20) {
-                        free(rates);
-                        return fail("--ns-per-page auto: runs 1 and 2 traced fewer than 20 bulk frees");
-                }
-                qsort(rates, nr, sizeof(double), cmp_double);
-                double span_ns = rates[(nr * 99 + 99) / 100 - 1] * pages;
-                free(rates);
-                snprintf(nspp, sizeof(nspp), "%.1f", span_ns / pages);
-                say("exitstorm: runs 1-2: %s ns per page traced (p99 of span / pages)\n", nspp);
+                if (!b->cal_ok)
+                        return fail("--ns-per-page auto: runs 1 and 2 traced too few bulk frees for a calibration "
+                                    "(%.0f; at least %d in a run)", b->cal.n, CALIBRATION_MIN_SAMPLES);
+                snprintf(nspp, sizeof(nspp), "%.1f", calibration_p99_ns_per_page(&b->cal));
+                calibration_text(&b->cal, cal, sizeof(cal));
+                say("exitstorm: runs 1-2: %s ns per page traced: %s\n", nspp, cal);
                 arg = nspp;
         }
-        if (b->o.pcptunectl)
-                snprintf(ctl, sizeof(ctl), "%s", b->o.pcptunectl);
-        else
-                default_pcptunectl(ctl, sizeof(ctl));
-        int r = goal_fraction_query(ctl, b->o.goal_us, arg, &b->goal);
+        int r = goal_solve(b, arg, 2);
         if (r < 0)
-                return fail("cannot get the goal's fraction from %s plan --latency %uus%s%s: %s", ctl, b->o.goal_us,
-                            arg ? " --ns-per-page " : "", arg ? arg : "", strerror(-r));
-        say("exitstorm: goal bulk_free_p99 %u us: fraction %ld (plan --latency %uus%s%s)\n", b->o.goal_us, b->goal,
-            b->o.goal_us, arg ? " --ns-per-page " : "", arg ? arg : " with this host's calibration");
+                return r;
+        say("exitstorm: goal bulk_free_p99 %u us: fraction %ld (plan --latency %uus%s%s; predicted %.0f us)\n",
+            b->o.goal_us, b->goal, b->o.goal_us, arg ? " --ns-per-page " : "",
+            arg ? arg : " with this host's calibration", b->choice[b->n_choices - 1].predicted_us);
+        return 0;
+}
+
+/*
+ * What pcptuned does once a goal is applied (bulk_sampler_goal_feedback()), after each goal run at
+ * the fraction in use: the run's span p99 against the target and the prediction, and when they
+ * disagree, the calibration refitted from every traced run so far against the one the fraction was
+ * solved with, with the daemon's hysteresis (calibration_goal_feedback(): a move of more than 10% the
+ * way the measure points).  Its ten-minute cooldown is what gives pcptuned a measure at the fraction
+ * in use before it changes it again; here that measure is the goal run just done (hundreds of bulk
+ * frees, where a 1 s window of the daemon holds about 200), so the cooldown counts as passed.  On
+ * GOAL_RESOLVE the goal is solved again and the following goal runs use the new fraction.
+ */
+static int goal_check(Bench *b, const RunResult *res, unsigned idx) {
+        GoalChoice *c = &b->choice[b->n_choices - 1];
+        char nspp[32], cal[512];
+        if (!b->o.refit || res->slot != SLOT_GOAL || !res->traced || res->interfered || res->fraction != b->goal ||
+            !b->cal_ok || !(c->ns_per_page > 0))
+                return 0;
+        double used = c->ns_per_page, refit = calibration_p99_ns_per_page(&b->cal);
+        double measured = res->bulk.span_p99_us;
+        GoalFeedback fb = calibration_goal_feedback(measured * 1000.0, res->bulk.bulk, b->o.goal_us * 1000.0,
+                                                    c->predicted_us * 1000.0, refit, used, GOAL_COOLDOWN_USEC);
+        static const char *const what[_GOAL_FEEDBACK_MAX] = {
+                [GOAL_AGREES] = "agrees",
+                [GOAL_TOO_FEW] = "too few bulk frees to judge",
+                [GOAL_KEEP] = "disagrees; the calibration has not moved by more than 10% the way the measure points: keep",
+                [GOAL_RESOLVE] = "disagrees; the calibration moved by more than 10% the way the measure points: solve again",
+        };
+        say("exitstorm: goal check after run %u (fraction %ld): span p99 %.0f us over %" PRIu64 " bulk frees, target "
+            "%u us, predicted %.0f us; calibration %.1f ns per page, solved with %.1f (%+.1f%%): %s\n",
+            idx, res->fraction, measured, res->bulk.bulk, b->o.goal_us, c->predicted_us, refit, used,
+            (refit - used) / used * 100.0, fb >= 0 && fb < _GOAL_FEEDBACK_MAX ? what[fb] : "invalid");
+        if (fb != GOAL_RESOLVE)
+                return 0;
+        long old = b->goal;
+        snprintf(nspp, sizeof(nspp), "%.1f", refit);
+        int r = goal_solve(b, nspp, idx);
+        if (r < 0)
+                return r;
+        calibration_text(&b->cal, cal, sizeof(cal));
+        say("exitstorm: goal re-solved after run %u: fraction %ld -> %ld, %.1f -> %s ns per page (plan --latency "
+            "%uus --ns-per-page %s; predicted %.0f us); the following goal runs use it; calibration %s\n",
+            idx, old, b->goal, used, nspp, b->o.goal_us, nspp, b->choice[b->n_choices - 1].predicted_us, cal);
         return 0;
 }
 
@@ -1800,19 +2318,14 @@ static int setup(Bench *b) {
                     "auto)\n", b->o.goal_us);
         else if (b->o.goal_us > 0) {
                 char ctl[PATH_MAX];
-                if (b->o.pcptunectl)
-                        snprintf(ctl, sizeof(ctl), "%s", b->o.pcptunectl);
-                else
-                        default_pcptunectl(ctl, sizeof(ctl));
-                r = goal_fraction_query(ctl, b->o.goal_us, b->o.ns_per_page, &b->goal);
+                bench_pcptunectl(b, ctl, sizeof(ctl));
+                r = goal_solve(b, b->o.ns_per_page, 0);
                 if (r < 0)
-                        return fail("cannot get the goal's fraction from %s plan --json --latency %uus%s%s: %s (no "
-                                    "calibration? give --ns-per-page)",
-                                    ctl, b->o.goal_us, b->o.ns_per_page ? " --ns-per-page " : "",
-                                    b->o.ns_per_page ? b->o.ns_per_page : "", strerror(-r));
-                say("exitstorm: goal bulk_free_p99 %u us: fraction %ld (%s plan --latency %uus%s%s)\n", b->o.goal_us,
-                    b->goal, ctl, b->o.goal_us, b->o.ns_per_page ? " --ns-per-page " : "",
-                    b->o.ns_per_page ? b->o.ns_per_page : " with this host's calibration");
+                        return r;
+                say("exitstorm: goal bulk_free_p99 %u us: fraction %ld (%s plan --latency %uus%s%s; %.1f ns per page, "
+                    "predicted %.0f us)\n", b->o.goal_us, b->goal, ctl, b->o.goal_us,
+                    b->o.ns_per_page ? " --ns-per-page " : "", b->o.ns_per_page ? b->o.ns_per_page : " with this host's calibration",
+                    b->choice[0].ns_per_page, b->choice[0].predicted_us);
         }
 
         /* The samples: cap x (4 + 4) bytes, shared with the allocator. */
@@ -1852,6 +2365,16 @@ static int setup(Bench *b) {
         return 0;
 }
 
+/* The first three fields of /proc/loadavg ("?" when unreadable): how busy the shared host was. */
+static void loadavg(char *buf, size_t size) {
+        char t[128];
+        double a[3];
+        if (file_read("/proc/loadavg", t, sizeof(t)) < 0 || sscanf(t, "%lf %lf %lf", &a[0], &a[1], &a[2]) != 3)
+                snprintf(buf, size, "?");
+        else
+                snprintf(buf, size, "%.2f %.2f %.2f", a[0], a[1], a[2]);
+}
+
 /* Everything back as found; -EIO when something could not be. */
 static int teardown(Bench *b) {
         int r = 0;
@@ -1888,7 +2411,8 @@ static int teardown(Bench *b) {
 int main(int argc, char **argv) {
         Bench b = {
                 .o = { .runs = 6, .exiters = 4, .size_mib = 512, .minimum_fraction = -1, .baseline_ms = 500,
-                       .settle_ms = 500, .alloc_cpu = -1, .nice_value = -20, .trace = true, .grow_max_mib = 4096,
+                       .settle_ms = 500, .alloc_cpu = -1, .nice_value = -20, .trace = true, .refit = true,
+                       .grow_max_mib = 4096,
                        .max_samples = 8UL << 20 },
                 .last_written = -1,
                 .hold_fd = -1,
@@ -1913,13 +2437,14 @@ int main(int argc, char **argv) {
         struct utsname un;
         if (uname(&un) < 0)
                 snprintf(un.release, sizeof(un.release), "?");
-        char mask[512];
+        char mask[512], load[64];
         cpumask_format(&b.exiter_cpus, mask, sizeof(mask));
+        loadavg(load, sizeof(load));
         say("exitstorm: kernel %s, %ld online CPUs, %ld MiB RAM; %u exiters x %lu MiB (MADV_NOHUGEPAGE) on CPU mask "
-            "%s; allocator (%s) on CPU %d; nice %d; baseline %u ms, settle %u ms; %u runs\n",
+            "%s; allocator (%s) on CPU %d; nice %d; baseline %u ms, settle %u ms; %u runs; load average %s\n",
             un.release, sysconf(_SC_NPROCESSORS_ONLN), (long) ((uint64_t) sysconf(_SC_PHYS_PAGES) * b.page >> 20),
             b.o.exiters, b.o.size_mib, mask, b.o.grow ? "grow: 2 MiB chunks kept" : "recycle: 2 MiB chunks munmapped",
-            b.alloc_cpu, b.o.nice_value, b.o.baseline_ms, b.o.settle_ms, b.o.runs);
+            b.alloc_cpu, b.o.nice_value, b.o.baseline_ms, b.o.settle_ms, b.o.runs, load);
         say("columns: exit_ms SIGKILL to the last waitpid; p50/p99/max_us the allocator's faults (one per 4 KiB page) "
             "that started in the exit window; maxnp_us the max without the worst fault of each chunk in which the "
             "allocator was preempted (prmpt such chunks); b_* the baseline window (%u ms before the kill); kpg/s "
@@ -1942,13 +2467,16 @@ int main(int argc, char **argv) {
                         break;
                 }
                 /* 0, min, min, 0, 0, min, min, 0, ...; with a goal 0, min, goal, goal, min, 0, ... */
-                long fraction = (i % 4 == 0 || i % 4 == 3) ? 0 : b.minimum;
+                RunSlot slot = (i % 4 == 0 || i % 4 == 3) ? SLOT_DEFAULT : SLOT_MINIMUM;
                 if (b.goal >= 0) {
-                        static const int order[6] = { 0, 1, 2, 2, 1, 0 };
-                        int k = order[i % 6];
-                        fraction = k == 0 ? 0 : k == 1 ? b.minimum : b.goal;
+                        static const RunSlot order[6] = { SLOT_DEFAULT, SLOT_MINIMUM, SLOT_GOAL,
+                                                          SLOT_GOAL,    SLOT_MINIMUM, SLOT_DEFAULT };
+                        slot = order[i % 6];
                 }
+                long fraction = slot == SLOT_DEFAULT ? 0 : slot == SLOT_MINIMUM ? b.minimum : b.goal;
                 r = run_one(&b, i + 1, fraction, &res[i]);
+                res[i].slot = slot;
+                res[i].choice = b.n_choices ? b.n_choices - 1 : 0;
                 if (r < 0 || !res[i].done) {
                         if (!es_interrupted)
                                 failed = true;
@@ -1956,34 +2484,80 @@ int main(int argc, char **argv) {
                 }
                 print_row(i + 1, &res[i]);
                 done++;
+                calibrate_run(&b, &res[i]);
+                if (slot == SLOT_GOAL && goal_check(&b, &res[i], i + 1) < 0) {
+                        failed = true;
+                        break;
+                }
         }
 
-        Summary s0 = {}, sm = {}, sg = {};
-        bool goal_distinct = b.goal >= 0 && b.goal != 0 && b.goal != b.minimum;
-        for (unsigned i = 0; i < done; i++)
-                if (!res[i].interfered) {
-                        /* A goal equal to 0 or the minimum shares that fraction's runs. */
-                        if (goal_distinct && res[i].fraction == b.goal)
-                                summary_add(&sg, &res[i]);
-                        else
-                                summary_add(res[i].fraction == 0 ? &s0 : &sm, &res[i]);
-                }
+        /* Per distinct goal fraction (in the order chosen): a goal equal to 0 or the minimum shares that
+         * fraction's runs. */
+        Summary s0 = {}, sm = {}, sg_all = {}, sg[ES_MAX_CHOICES] = {};
+        long gf[ES_MAX_CHOICES];
+        unsigned ngf = 0;
+        for (unsigned c = 0; c < b.n_choices; c++) {
+                long f = b.choice[c].fraction;
+                bool seen = f == 0 || f == b.minimum;
+                for (unsigned j = 0; j < ngf; j++)
+                        seen = seen || gf[j] == f;
+                if (!seen)
+                        gf[ngf++] = f;
+        }
+        for (unsigned i = 0; i < done; i++) {
+                if (res[i].interfered)
+                        continue;
+                unsigned j = 0;
+                while (res[i].slot == SLOT_GOAL && j < ngf && gf[j] != res[i].fraction)
+                        j++;
+                if (res[i].slot == SLOT_GOAL && j < ngf) {
+                        summary_add(&sg[j], &res[i]);
+                        summary_add(&sg_all, &res[i]);
+                } else
+                        summary_add(res[i].fraction == 0 ? &s0 : &sm, &res[i]);
+        }
         if (done > 0) {
                 say("summary (means over the runs of each fraction):\n");
                 summary_print("default", 0, &s0, res, done);
                 summary_print("minimum", b.minimum, &sm, res, done);
-                if (goal_distinct)
-                        summary_print("goal", b.goal, &sg, res, done);
+                for (unsigned j = 0; j < ngf; j++)
+                        summary_print("goal", gf[j], &sg[j], res, done);
         }
-        if (b.goal >= 0 && done > 0)
-                goal_compare(&b, res, done, goal_distinct ? &sg : b.goal == 0 ? &s0 : &sm);
-        char ppb0[32] = "-", ppbm[32] = "-";
+        GoalVerdict gv = {};
+        if (b.n_choices > 0 && done > 0) {
+                /* Which runs used which of the goal's choices. */
+                for (unsigned c = 0; c < b.n_choices; c++) {
+                        char runs[512] = "";
+                        size_t k = 0;
+                        for (unsigned i = 0; i < done && k + 12 < sizeof(runs); i++)
+                                if (res[i].slot == SLOT_GOAL && res[i].choice == c)
+                                        k += (size_t) snprintf(runs + k, sizeof(runs) - k, "%s%u", k ? ", " : "", i + 1);
+                        say("goal choice %u: fraction %ld, solved %s%u with %.1f ns per page (predicted %.0f us): runs %s\n",
+                            c + 1, b.choice[c].fraction, b.choice[c].after_run ? "after run " : "before run ",
+                            b.choice[c].after_run ? b.choice[c].after_run : 1, b.choice[c].ns_per_page,
+                            b.choice[c].predicted_us, k ? runs : "none");
+                }
+                if (b.cal_ok) {
+                        char cal[512];
+                        calibration_text(&b.cal, cal, sizeof(cal));
+                        say("calibration over the %u runs: %s\n", done, cal);
+                }
+                goal_compare(&b, res, done, &gv);
+        }
+        char ppb0[32] = "-", ppbm[32] = "-", span_all[32] = "-", span_last[32] = "-", fracs[512] = "";
         if (s0.traced && s0.bulk)
                 snprintf(ppb0, sizeof(ppb0), "%.1f", (double) s0.pages / (double) s0.bulk);
         if (sm.traced && sm.bulk)
                 snprintf(ppbm, sizeof(ppbm), "%.1f", (double) sm.pages / (double) sm.bulk);
+        if (gv.runs) {
+                snprintf(span_all, sizeof(span_all), "%.0f", gv.span_all_us);
+                if (gv.span_last_us >= 0)
+                        snprintf(span_last, sizeof(span_last), "%.0f", gv.span_last_us);
+        }
+        for (unsigned j = 0, k = 0; j < ngf && k + 16 < sizeof(fracs); j++)
+                k += (size_t) snprintf(fracs + k, sizeof(fracs) - k, "%s%ld", j ? "," : "", gf[j]);
         for (unsigned i = 0; i < b.o.runs; i++)
-                free(res[i].bulk.spans_ns);
+                free(res[i].bulk.recs);
         free(res);
 
         int t = teardown(&b);
@@ -1991,6 +2565,8 @@ int main(int argc, char **argv) {
                 fail("interrupted");
                 return 130;
         }
+        loadavg(load, sizeof(load));
+        say("exitstorm: load average at the end %s\n", load);
         if (s0.n && sm.n)
                 say("exitstorm: fraction0_p99_us=%.2f minimum_p99_us=%.2f fraction0_exit_ms=%.1f minimum_exit_ms=%.1f "
                     "pages_per_bulk_free_0=%s pages_per_bulk_free_min=%s\n",
@@ -1998,11 +2574,19 @@ int main(int argc, char **argv) {
         else
                 say("exitstorm: fraction0_p99_us=- minimum_p99_us=- fraction0_exit_ms=- minimum_exit_ms=- "
                     "pages_per_bulk_free_0=- pages_per_bulk_free_min=-\n");
-        if (goal_distinct && sg.n)
-                say("exitstorm: goal_target_us=%u goal_fraction=%ld goal_span_p99_us=%s goal_kpages_s=%.1f minimum_kpages_s=%.1f "
-                    "fraction0_kpages_s=%.1f goal_exit_ms=%.1f\n",
-                    b.o.goal_us, b.goal, sg.traced ? (snprintf(ppb0, sizeof(ppb0), "%.0f", sg.span99 / (double) sg.traced), ppb0) : "-",
-                    sg.kpages_s / sg.n, sm.n ? sm.kpages_s / sm.n : 0, s0.n ? s0.kpages_s / s0.n : 0,
-                    sg.exit_ms / sg.n);
+        if (ngf && sg_all.n) {
+                char diff[320] = "kpages_goal_minus_min=- ci95=- welch_t=- welch_df=- welch_p=-";
+                if (gv.vs_min.ok && gv.vs_min_cpu.ok)
+                        snprintf(diff, sizeof(diff), "kpages_goal_minus_min=%+.1f ci95=%+.1f..%+.1f welch_t=%.2f welch_df=%.1f "
+                                 "welch_p=%.3f cpu_kpages_goal_minus_min=%+.1f cpu_ci95=%+.1f..%+.1f cpu_welch_p=%.3f",
+                                 gv.vs_min.diff, gv.vs_min.lo, gv.vs_min.hi, gv.vs_min.t, gv.vs_min.df, gv.vs_min.p,
+                                 gv.vs_min_cpu.diff, gv.vs_min_cpu.lo, gv.vs_min_cpu.hi, gv.vs_min_cpu.p);
+                say("exitstorm: goal_target_us=%u goal_fraction=%ld goal_span_p99_us=%s goal_kpages_s=%.1f "
+                    "minimum_kpages_s=%.1f fraction0_kpages_s=%.1f goal_exit_ms=%.1f goal_fractions=%s goal_resolves=%u "
+                    "goal_runs_met=%u/%u goal_last_span_p99_us=%s %s\n",
+                    b.o.goal_us, b.goal, span_all, sg_all.kpages_s / sg_all.n, sm.n ? sm.kpages_s / sm.n : 0,
+                    s0.n ? s0.kpages_s / s0.n : 0, sg_all.exit_ms / sg_all.n, fracs, b.n_choices - 1, gv.met, gv.runs,
+                    span_last, diff);
+        }
         return failed || t < 0 ? 1 : 0;
 }
