@@ -107,8 +107,13 @@ int reclaim_probe_scope(const char *root, const char *mount, CgroupMode mode, co
         return r >= 0 || r == -EINVAL || r == -ENOENT ? 0 : r;
 }
 
-/* v2: the smallest request per subtree, and its granule (a reclaim batch is 32 pages). */
+/* v2: the sweep of a subtree without live children; without an LRU figure (fallback), the smallest request
+ * per subtree and its granule. */
 #define RECLAIM_DYING_SLACK ((uint64_t) 256 << 10)
+/* v2, sized by the LRU figure: at most this many writes per subtree and run (besides the sweep). */
+#define RECLAIM_DYING_ROUNDS 8u
+/* The kernel's smallest quota of one reclaim pass, pages (SWAP_CLUSTER_MAX, include/linux/swap.h 6.1-6.18). */
+#define RECLAIM_SWAP_CLUSTER_MAX 32u
 #define ALIGN_UP_U64(x, a) (((x) + (a) - 1) / (a) * (a))
 
 static bool strv_contains(char *const *v, const char *s) {
@@ -157,6 +162,8 @@ ReclaimJob *reclaim_job_new(const char *root, const char *mount, CgroupMode mode
         j->dry_run = dry_run;
         j->write_fn = default_write;
         j->host_swap = -1;
+        long ps = sysconf(_SC_PAGESIZE);
+        j->page_size = ps > 0 ? (uint64_t) ps : 4096;
         while (cfg->roots && cfg->roots[n])
                 n++;
         if (n > 0) {
@@ -178,7 +185,8 @@ static int add_result(ReclaimJob *j, const char *path, uint64_t dying, uint64_t 
         j->results[j->n_results] = (ReclaimTargetResult){ .path = strdup(path), .dying = dying,
                                                           .dying_bytes = dying_bytes, .outcome = RECLAIM_NOT_RUN,
                                                           .usage_before = -1, .usage_after = -1,
-                                                          .refaults_before = -1 };
+                                                          .refaults_before = -1, .lru_before = -1,
+                                                          .lru_after = -1 };
         if (!j->results[j->n_results].path)
                 return -ENOMEM;
         j->n_results++;
@@ -224,13 +232,123 @@ static void read_refaults(ReclaimJob *j, ReclaimTargetResult *t) {
         j->refault_read_usec += now_usec(CLOCK_MONOTONIC) - t0;
 }
 
+/* One write "<amount>[ scope=dying][ swappiness=0]" to t's memory.reclaim (path).  0, or -errno of the write
+ * (-EAGAIN: the kernel could not reclaim all of it); what was asked is counted only on success. */
+static int reclaim_write(ReclaimJob *j, ReclaimTargetResult *t, const char *path, uint64_t amount, bool scoped) {
+        char v[48];
+        int r;
+
+        snprintf(v, sizeof v, "%" PRIu64 "%s%s", amount, scoped ? " scope=dying" : "",
+                 j->args == RECLAIM_ARGS_SWAPPINESS ? " swappiness=0" : "");
+        r = j->write_fn(j->root, path, v, j->write_userdata);
+        if (r < 0)
+                return r;
+        t->bytes += amount;
+        t->writes++;
+        j->bytes_total += amount;
+        return 0;
+}
+
+static bool reclaim_stop(const ReclaimJob *j, usec_t deadline, const volatile sig_atomic_t *cancel) {
+        return (cancel && *cancel) || now_usec(CLOCK_MONOTONIC) >= deadline;
+}
+
 /*
- * budget: what to ask of this subtree; capped: the same, bounded by what its
- * dying memcgs are estimated to hold, used unless the writes carry
- * scope=dying (then the live cgroups are not scanned, and the kernel's
- * EAGAIN tells when the dying ones hold no more).
+ * Without scope=dying: ask the subtree for what its removed children hold on the LRU lists, in rounds.
+ *
+ * memory.reclaim on the holder walks its whole subtree, live children included (shrink_node_memcgs(),
+ * mm/vmscan.c 6.1-6.18): each pass scrapes an offline memcg (lru_gen: all it has, get_nr_to_scan(); classic
+ * LRU: at least SWAP_CLUSTER_MAX pages, get_scan_count()) and takes from a live one too, lru_size >> priority
+ * (lru_gen evicts MIN_LRU_BATCH, 64 folios, from a live memcg it scans at all: evict_folios()).  A partial
+ * walk ends when its quota is met, and every pass asks at least SWAP_CLUSTER_MAX (32) pages
+ * (try_to_free_mem_cgroup_pages(); memory_reclaim() asks a quarter of what is left per pass).  So:
+ *  - a write of more than the figure takes the rest from the live children;
+ *  - with live children, a write of the exact figure still ends with a pass that asks 32 pages when fewer
+ *    are left in the dying memcgs, and that pass walks on into the live ones: the ask is the figure less
+ *    31 pages, so every pass can be met from dying memcgs (what is left of the figure is at least the
+ *    pass's quota), and what the last pass scrapes beyond the ask is the dying memcgs' rest;
+ *  - a write can also end before the dying memcgs are empty (its quota met partly from the live ones, or
+ *    pages the kernel could not take in that pass): after each write the figure is read again and the next
+ *    write asks for what is left, until at most the 31 pages are left (none without live children), a write
+ *    frees none of it (EAGAIN, or the figure does not fall), the budget is spent or RECLAIM_DYING_ROUNDS
+ *    writes were made.
+ * Without live children nothing live pays for an ask, and then one more write (RECLAIM_DYING_SLACK) follows
+ * the rounds, unless the last one ended in EAGAIN: one the kernel cannot meet from the LRU, so its passes go
+ * down to the lowest priority and shrink the slab caches of the subtree (shrink_slab() in
+ * shrink_node_memcgs()), where the dentries and inodes of the removed children's files are: an inode whose
+ * pages a memcg wrote keeps that memcg's writeback structure, and so the memcg, until it is evicted or
+ * switched (inode_detach_wb(), cleanup_offline_cgwbs_workfn(), mm/backing-dev.c and fs/fs-writeback.c
+ * 6.12): tests/vm/systemd R2 left 9 of 10 memcgs removed with dirty files dying without it, their LRU
+ * pages all reclaimed.
+ * Returns -errno of the first read (the caller falls back to one capped ask), else 0 with t's outcome set.
  */
-static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, uint64_t capped, usec_t deadline,
+static int reclaim_v2_rounds(ReclaimJob *j, ReclaimTargetResult *t, const char *path, uint64_t budget,
+                             usec_t deadline, const volatile sig_atomic_t *cancel) {
+        /* Anonymous pages count only where a write can swap them: plain "<bytes>" on a host with swap. */
+        bool anon = j->args != RECLAIM_ARGS_SWAPPINESS && j->host_swap != 0;
+        uint64_t left, done = 0, margin;
+        unsigned live = 0;
+        bool swept = false; /* a write ended in EAGAIN: the kernel went down to its lowest priority already */
+        int r = memcg_dying_lru_read(j->root, j->mount, t->path, anon, &left, &live);
+
+        if (r < 0)
+                return r;
+        t->lru_before = t->lru_after = (int64_t) MIN(left, (uint64_t) INT64_MAX);
+        t->outcome = RECLAIM_DONE;
+        for (unsigned round = 0; round < RECLAIM_DYING_ROUNDS; round++) {
+                uint64_t amount, before = left;
+                margin = live > 0 ? (RECLAIM_SWAP_CLUSTER_MAX - 1) * j->page_size : 0;
+                if (left <= margin)
+                        break;
+                amount = MIN(MIN(left - margin, j->cfg.step_bytes), budget - done);
+                amount = MIN(amount, j->cfg.max_bytes - MIN(j->bytes_total, j->cfg.max_bytes));
+                if (amount == 0)
+                        break;
+                if (reclaim_stop(j, deadline, cancel)) {
+                        t->outcome = RECLAIM_TIMED_OUT;
+                        return 0;
+                }
+                r = reclaim_write(j, t, path, amount, false);
+                if (r < 0 && r != -EAGAIN) {
+                        t->outcome = outcome_of(r);
+                        t->error = r;
+                        return 0;
+                }
+                if (r >= 0)
+                        done += amount;
+                swept = r == -EAGAIN;
+                if (memcg_dying_lru_read(j->root, j->mount, t->path, anon, &left, &live) < 0)
+                        break;
+                t->lru_after = (int64_t) MIN(left, (uint64_t) INT64_MAX);
+                /* EAGAIN: the kernel found nothing more to reclaim in the subtree; no fall: the rest is
+                 * not reclaimable now. */
+                if (r < 0 || left >= before)
+                        break;
+        }
+        if (live == 0 && !swept && done < budget && j->bytes_total < j->cfg.max_bytes) {
+                uint64_t amount = MIN(MIN(RECLAIM_DYING_SLACK, budget - done), j->cfg.max_bytes - j->bytes_total);
+                if (reclaim_stop(j, deadline, cancel)) {
+                        t->outcome = RECLAIM_TIMED_OUT;
+                        return 0;
+                }
+                r = reclaim_write(j, t, path, amount, false);
+                if (r < 0 && r != -EAGAIN) {
+                        t->outcome = outcome_of(r);
+                        t->error = r;
+                        return 0;
+                }
+                if (memcg_dying_lru_read(j->root, j->mount, t->path, anon, &left, NULL) >= 0)
+                        t->lru_after = (int64_t) MIN(left, (uint64_t) INT64_MAX);
+        }
+        return 0;
+}
+
+/*
+ * budget: what to ask of this subtree; sized: ask only what its dying memcgs hold (cgroup: auto), not the
+ * budget as such.  With scope=dying the live cgroups are not scanned and the kernel's EAGAIN tells when the
+ * dying ones hold no more: the budget is asked in steps.
+ */
+static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, bool sized, usec_t deadline,
                        const volatile sig_atomic_t *cancel) {
         _cleanup_(freep) char *path = NULL;
         uint64_t done = 0;
@@ -264,19 +382,20 @@ static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, u
                 t->outcome = RECLAIM_SKIPPED_SWAP;
                 return;
         }
-        if (!scoped)
-                budget = MIN(budget, capped);
+        if (!scoped && sized) {
+                if (reclaim_v2_rounds(j, t, path, budget, deadline, cancel) >= 0)
+                        return;
+                /* No LRU figure to read: one ask of at most what the scan found, at least the slack. */
+                budget = MIN(budget, ALIGN_UP_U64(MAX(t->dying_bytes, RECLAIM_DYING_SLACK), RECLAIM_DYING_SLACK));
+        }
         t->outcome = RECLAIM_DONE;
         while (done < budget && j->bytes_total < j->cfg.max_bytes) {
-                char v[48];
                 uint64_t amount = MIN(MIN(j->cfg.step_bytes, budget - done), j->cfg.max_bytes - j->bytes_total);
-                if ((cancel && *cancel) || now_usec(CLOCK_MONOTONIC) >= deadline) {
+                if (reclaim_stop(j, deadline, cancel)) {
                         t->outcome = RECLAIM_TIMED_OUT;
                         return;
                 }
-                snprintf(v, sizeof v, "%" PRIu64 "%s%s", amount, scoped ? " scope=dying" : "",
-                         j->args == RECLAIM_ARGS_SWAPPINESS ? " swappiness=0" : "");
-                int r = j->write_fn(j->root, path, v, j->write_userdata);
+                int r = reclaim_write(j, t, path, amount, scoped);
                 if (r == -EAGAIN)
                         return; /* the kernel could not reclaim the whole step: nothing much left here */
                 if (r < 0) {
@@ -285,9 +404,6 @@ static void reclaim_v2(ReclaimJob *j, ReclaimTargetResult *t, uint64_t budget, u
                         return;
                 }
                 done += amount;
-                t->bytes += amount;
-                t->writes++;
-                j->bytes_total += amount;
         }
 }
 
@@ -389,15 +505,10 @@ int reclaim_job_run(ReclaimJob *j, const volatile sig_atomic_t *cancel) {
                 if (j->mode == CGROUP_MEMORY_V2) {
                         if (j->bytes_total >= j->cfg.max_bytes)
                                 break;
-                        /* Without scope=dying, ask for what the dying memcgs hold, not more:
-                         * memory.reclaim on the holder takes from its live children too, while offline
-                         * memcgs are scanned first (get_scan_count() and lru_gen's get_nr_to_scan(),
-                         * mm/vmscan.c 6.1-6.18). */
-                        uint64_t capped = per_target;
-                        if (!explicit_cg)
-                                capped = MIN(capped, ALIGN_UP_U64(MAX(t->dying_bytes, RECLAIM_DYING_SLACK),
-                                                                  RECLAIM_DYING_SLACK));
-                        reclaim_v2(j, t, per_target, capped, deadline, cancel);
+                        /* Without scope=dying, ask for what the dying memcgs hold, not more: memory.reclaim
+                         * on the holder takes from its live children too (a named cgroup is asked as a
+                         * whole). */
+                        reclaim_v2(j, t, per_target, !explicit_cg, deadline, cancel);
                 } else {
                         bool childless = true;
                         for (size_t k = 0; k < j->scan.n_holders; k++)

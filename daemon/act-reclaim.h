@@ -14,10 +14,19 @@
 /*
  * reclaim-dying: release the page cache that pins dying memcgs, so the
  * kernel can free them and their per-cpu memory (mem_cgroup_css_free() in mm/memcontrol.c runs only once the last charge is gone):
- *  - v2: memory.reclaim on each subtree that directly holds dying memcgs, in
- *    steps of `step` bytes, at most what its dying memcgs hold (usage minus
- *    the live children's, at least 256 KiB), max / holders per subtree and
- *    `max` in all; a step the kernel cannot satisfy (EAGAIN) ends that subtree.
+ *  - v2: memory.reclaim on each subtree that directly holds dying memcgs,
+ *    asking for what its removed children hold on the LRU lists (memory.stat,
+ *    memcg_dying_lru_read(): not memory.current, whose kernel memory no
+ *    reclaim frees), less 31 pages where live children are below (the
+ *    kernel's last pass asks 32 pages and would walk on into them), in
+ *    rounds: after each write the figure is read again and the next write
+ *    asks for what is left, until that much is left, a write frees none of
+ *    it (EAGAIN or no fall), or 8 writes; then, only without live children
+ *    and unless a write ended in EAGAIN, one 256 KiB write that goes on to
+ *    the slab caches (the inodes that keep removed memcgs' writeback
+ *    structures).  Each write at most `step`
+ *    bytes, max / holders per subtree and `max` in all.  A holder named with
+ *    cgroup: (not auto) is asked its share of max in steps.
  *    Each write is "<bytes> swappiness=0" where the kernel takes it (6.12
  *    here; memory_reclaim() in mm/memcontrol.c): cgroup reclaim with
  *    swappiness 0 scans file pages only (get_scan_count(), mm/vmscan.c), so
@@ -91,6 +100,9 @@ typedef struct ReclaimTargetResult {
         int64_t usage_before;    /* memory.current (v2) / memory.usage_in_bytes (v1), bytes; -1 unknown */
         int64_t usage_after;
         int64_t refaults_before; /* the subtree's refault counter just before its first write, pages; -1 unknown */
+        int64_t lru_before;      /* v2 without scope=dying: the LRU bytes of its removed children before the first
+                                  * write and after the last (memcg_dying_lru_read()); -1 unknown */
+        int64_t lru_after;
         usec_t refaults_before_at; /* CLOCK_MONOTONIC of that read */
 } ReclaimTargetResult;
 
@@ -135,6 +147,7 @@ typedef struct ReclaimJob {
         ReclaimArgs args;        /* from the manager's probe; UNKNOWN: the job probes on its first v2 subtree */
         FeatureState scope_dying;/* memory.reclaim takes scope=dying (manager's probe); probed with args, else
                                   * UNKNOWN counts as absent */
+        uint64_t page_size;      /* bytes (sysconf) */
         int host_swap;           /* swap devices active (/proc/swaps): 1, 0, or -1 not read yet (the job reads it) */
         char **skip;             /* NULL-terminated paths not to reclaim this time (refaulted too much), or NULL */
         /* output */

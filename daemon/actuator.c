@@ -570,6 +570,37 @@ static void actuator_open_refault_window(Actuator *a, const ReclaimJob *j) {
         }
 }
 
+/* v2 without scope=dying: what the removed cgroups held on the LRU lists before and after the writes, over the
+ * subtrees where it was read (act-reclaim.c's rounds), and the writes that reclaimed. */
+static void actuator_log_lru(const Actuator *a, const ReclaimJob *j) {
+        uint64_t before = 0, after = 0;
+        size_t n = 0, left = 0;
+        unsigned writes = 0;
+        char b1[32], b2[32], b3[32];
+
+        for (size_t i = 0; i < j->n_results; i++) {
+                const ReclaimTargetResult *t = &j->results[i];
+                if (t->lru_before < 0)
+                        continue;
+                log_debug("%s: %s: LRU pages of removed cgroups %s -> %s, %u write%s of %s in all, %s",
+                          strna(a->reclaim_label), t->path, format_bytes(b1, sizeof b1, (uint64_t) t->lru_before),
+                          format_bytes(b2, sizeof b2, (uint64_t) MAX(t->lru_after, (int64_t) 0)), t->writes,
+                          t->writes == 1 ? "" : "s", format_bytes(b3, sizeof b3, t->bytes),
+                          reclaim_outcome_to_string(t->outcome));
+                n++;
+                before += (uint64_t) t->lru_before;
+                after += (uint64_t) MAX(t->lru_after, (int64_t) 0);
+                left += t->lru_after > 0;
+                writes += t->writes;
+        }
+        if (n > 0)
+                log_info("%s: LRU pages of removed cgroups in %zu subtree%s: %s -> %s in %u memory.reclaim write%s "
+                         "(%zu subtree%s with some left)",
+                         strna(a->reclaim_label), n, n == 1 ? "" : "s", format_bytes(b1, sizeof b1, before),
+                         format_bytes(b2, sizeof b2, after), writes, writes == 1 ? "" : "s", left,
+                         left == 1 ? "" : "s");
+}
+
 static void on_reclaim_done(ReclaimJob *j, void *userdata) {
         Actuator *a = userdata;
         _cleanup_(reclaim_job_freep) _unused_ ReclaimJob *job = j; /* freed on every return */
@@ -651,6 +682,7 @@ static void on_reclaim_done(ReclaimJob *j, void *userdata) {
                    count[RECLAIM_FAILED],
                    count[RECLAIM_NOT_RUN] + count[RECLAIM_TIMED_OUT], format_bytes(b1, sizeof b1, j->freed_total),
                    a->reclaim_dying_before, dying, a->reclaim_percpu_before_kib, percpu);
+        actuator_log_lru(a, j);
         actuator_open_refault_window(a, j);
         if (j->dropped_caches)
                 log_notice("%s: dropped clean page cache (vm.drop_caches=1) as the policy allows", strna(a->reclaim_label));

@@ -143,6 +143,55 @@ static int read_stat_keys(ScanCtx *c, const char *cg, const char *const *keys, s
         return 0;
 }
 
+/*
+ * The LRU lists of v2's memory.stat (memcg_stat_format(), mm/memcontrol.c 6.1-6.18; hierarchical): what
+ * reclaim can scan.  Not "file": it counts shmem, which sits on the anon lists and which a write with
+ * swappiness=0 (or without swap) never reclaims; not "anon": it counts only mapped anonymous pages, not
+ * swap cache; not "unevictable" (mlocked, ramfs): no reclaim takes it.
+ */
+static const char *const v2_lru_keys[] = { "inactive_file", "active_file", "inactive_anon", "active_anon" };
+
+/* v2: cg's LRU bytes, its subtree included: the file lists, and the anon lists too with `anon`.  0, -ENODATA
+ * (a file list not printed) or -errno of the read. */
+static int v2_lru_bytes(ScanCtx *c, const char *cg, bool anon, uint64_t *ret) {
+        uint64_t v[ELEMENTSOF(v2_lru_keys)];
+        unsigned seen;
+        int r = read_stat_keys(c, cg, v2_lru_keys, ELEMENTSOF(v2_lru_keys), v, &seen);
+
+        if (r < 0)
+                return r;
+        if ((seen & 3) != 3)
+                return -ENODATA;
+        *ret = v[0] + v[1] + (anon ? v[2] + v[3] : 0);
+        return 0;
+}
+
+/* v2: cg's LRU bytes minus those of its live children kids[0..n) (a child removed meanwhile is dying now: its
+ * pages stay counted); *ret_live (may be NULL): the children read.  0 or -errno of cg's read. */
+static int v2_dying_lru(ScanCtx *c, const char *cg, char *const *kids, size_t n, bool anon, uint64_t *ret,
+                        unsigned *ret_live) {
+        uint64_t total, live = 0;
+        unsigned n_live = 0;
+        int r = v2_lru_bytes(c, cg, anon, &total);
+
+        if (r < 0)
+                return r;
+        for (size_t i = 0; i < n; i++) {
+                uint64_t u;
+                r = v2_lru_bytes(c, kids[i], anon, &u);
+                if (r == -ENOENT || r == -ENODEV)
+                        continue;
+                if (r < 0)
+                        return r;
+                live += u;
+                n_live++;
+        }
+        *ret = total > live ? total - live : 0;
+        if (ret_live)
+                *ret_live = n_live;
+        return 0;
+}
+
 static int scan_v2(ScanCtx *c, const char *cg, uint64_t dying, bool is_hierarchy_root) {
         _cleanup_(strv_freep) char **kids = NULL;
         uint64_t below = 0;
@@ -170,22 +219,47 @@ static int scan_v2(ScanCtx *c, const char *cg, uint64_t dying, bool is_hierarchy
                 }
         }
         if (!is_hierarchy_root && dying > below) {
-                /* What the dying memcgs still hold: the holder's memory.current minus its live
-                 * children's (an inner cgroup of v2 runs no task: the rest is charged to removed
-                 * descendants).  This counts the kernel memory reparented to the holder too: asked of
-                 * memory.reclaim, the excess comes from the live children's page cache (issue 14's
-                 * collateral), but an ask of only the LRU pages (anon + file) stopped short of the
-                 * last pages and left removed memcgs dying (tests/vm/systemd R2: 10 -> 6 on 6.12). */
-                uint64_t usage = 0, live = 0;
+                /* What the dying memcgs still hold: the holder's LRU pages minus its live children's (an
+                 * inner cgroup of v2 runs no task: the rest is charged to removed descendants).  Not
+                 * memory.current minus theirs: that also counts the kernel memory charged or reparented
+                 * to the holder (its children's percpu, mem_cgroup_alloc(); reparented objcg slab),
+                 * which no reclaim frees, and asked of memory.reclaim it came out of the live children's
+                 * page cache (issue 14).  memory.current only where memory.stat has no LRU lists. */
+                uint64_t usage = 0, lru = 0, live = 0;
                 (void) read_cg_u64(c, cg, "memory.current", &usage);
-                for (size_t i = 0; i < n; i++) {
-                        uint64_t u;
-                        if (read_cg_u64(c, kids[i], "memory.current", &u) >= 0)
-                                live += u;
+                r = v2_dying_lru(c, cg, kids, n, true, &lru, NULL);
+                if (r == -ENOENT || r == -ENODEV)
+                        return 0;
+                if (r < 0) {
+                        for (size_t i = 0; i < n; i++) {
+                                uint64_t u;
+                                if (read_cg_u64(c, kids[i], "memory.current", &u) >= 0)
+                                        live += u;
+                        }
+                        lru = usage > live ? usage - live : 0;
                 }
-                return add_holder(c, cg, dying - below, usage > live ? usage - live : 0, usage, (unsigned) n);
+                return add_holder(c, cg, dying - below, lru, usage, (unsigned) n);
         }
         return 0;
+}
+
+int memcg_dying_lru_read(const char *root, const char *mount, const char *cg, bool anon, uint64_t *ret_bytes,
+                         unsigned *ret_live) {
+        _cleanup_(strv_freep) char **kids = NULL;
+        _cleanup_(freep) char *buf = NULL;
+        MemcgScan counts = { 0 };
+        ScanCtx c = { root ?: "/", mount, 0, &counts };
+        size_t n = 0, len;
+        int r;
+
+        if (!cg || cg[0] != '/' || streq(cg, "/"))
+                return -EINVAL;
+        /* Flush the subtree's statistics first (see the header); without cpu.stat memory.stat is read as is. */
+        (void) read_cg_file(&c, cg, "cpu.stat", &buf, &len);
+        r = list_children(&c, cg, &kids, &n);
+        if (r < 0)
+                return r;
+        return v2_dying_lru(&c, cg, kids, n, anon, ret_bytes, ret_live);
 }
 
 /*

@@ -16,8 +16,9 @@
  *  - v2: cgroup.stat per level (nr_dying_subsys_memory on 6.12+, else
  *    nr_dying_descendants), descending only into children whose count is
  *    non-zero; a cgroup directly holds its count minus its live children's.
- *    Exact.  What they hold: the holder's memory.current minus its live
- *    children's (read for holders only; kernel memory included).
+ *    Exact.  What they hold: the holder's LRU pages (memory.stat
+ *    inactive/active file and anon) minus its live children's (read for
+ *    holders only; kernel memory left out, as on v1).
  *  - v1: no per-cgroup dying counter exists.  A cgroup's subtree LRU pages
  *    (memory.stat total_cache + total_rss) minus its live children's minus
  *    its own (cache + rss) are the pages still charged to children that were
@@ -30,8 +31,7 @@
 typedef struct MemcgHolder {
         char *path;              /* below the hierarchy, e.g. "/pods/p1" */
         uint64_t dying;          /* v2: dying memcgs directly below; v1: 0 (unknown) */
-        uint64_t dying_bytes;    /* charged to removed children, in bytes: v1 their LRU pages (anon + page
-                                  * cache); v2 memory.current minus the live children's */
+        uint64_t dying_bytes;    /* the LRU pages (anon + page cache) charged to removed children, in bytes */
         uint64_t usage_bytes;    /* hierarchical: v1 LRU pages (total_cache + total_rss), v2 memory.current */
         unsigned live_children;
 } MemcgHolder;
@@ -58,6 +58,35 @@ int memcg_scan_holders(const char *root, const char *mount, CgroupMode mode, cha
                        MemcgScan *ret);
 
 void memcg_scan_done(MemcgScan *s);
+
+/*
+ * v2: what the removed descendants of cgroup `cg` (a holder) still hold on
+ * the LRU lists, in bytes, read now: cg's memory.stat inactive_file +
+ * active_file (with `anon` also inactive_anon + active_anon; hierarchical)
+ * minus the same of each live child.  That is what memory.reclaim written
+ * to cg should take and no more: memory.current also counts kernel memory
+ * no reclaim frees (the children's percpu charged to cg by
+ * mem_cgroup_alloc(), reparented slab, the per-CPU charge stock), and
+ * memory.reclaim takes what it cannot find in the dying memcgs from the
+ * live ones.  Pages cg charged itself before it had children count as the
+ * removed ones' (v2 has no non-hierarchical memory.stat).
+ *
+ * memory.stat is flushed from rstat on read only once more than 64
+ * updates per online CPU are pending (memcg_vmstats_needs_flush(),
+ * mm/memcontrol.c 6.12; a global threshold in 6.1), else it can be up to
+ * 2 s old (FLUSH_TIME): right after a reclaim it would still count pages
+ * just freed.  So cg's cpu.stat is read first: that flushes the rstat of
+ * cg's subtree, memcg statistics included (cgroup_base_stat_cputime_show()
+ * -> cgroup_rstat_flush_hold(), css_rstat_flush() of every css in the
+ * rstat list, kernel/cgroup/rstat.c 6.1-6.12).
+ *
+ * root: "/" or a fake root; mount: the v2 hierarchy below it; cg: below the
+ * hierarchy, never "/".  *ret_live (may be NULL): how many live children
+ * there are.  0, -EINVAL (cg), -ENODATA (memory.stat prints no file LRU
+ * list), or -errno of a read (-ENOENT: cg is gone).
+ */
+int memcg_dying_lru_read(const char *root, const char *mount, const char *cg, bool anon, uint64_t *ret_bytes,
+                         unsigned *ret_live);
 
 /*
  * Refaults of a memory-cgroup subtree: page-cache pages read back in after
