@@ -105,7 +105,13 @@
  * is not called a win; all of it also per second on the allocator's CPU
  * (faults over its on-CPU time in the exit window, /proc/PID/schedstat: the
  * time other tasks of a shared host take from it is left out, a spin on
- * zone->lock stays in).
+ * zone->lock stays in).  Why the throughput moves: the summary also gives,
+ * per fraction, the pages the allocator's pcp list freed to and took from
+ * the buddy allocator (both under zone->lock) per 2 MiB chunk, counted in its
+ * 100 ms warm-up in two more trace instances (exitstorm-<pid>-free and
+ * -refill: kmem:mm_page_pcpu_drain and kmem:mm_page_alloc_zone_locked with
+ * percpu_refill, its pid on its CPU, from the buffers' counters), disabled
+ * again before the baseline window.
  * --goal-latency auto sets the target after runs 1 and 2 too: the geometric
  * mean of their span p99s, a target between the two measured p99s wherever
  * the time per page is (a TCG guest is ten times slower than the host, so a
@@ -532,7 +538,13 @@ static void trace_remove_stale(const Trace *t) {
                 return;
         for (struct dirent *de; (de = readdir(d));) {
                 long pid;
-                if (strncmp(de->d_name, "exitstorm-", 10) != 0 || parse_long(de->d_name + 10, 1, INT_MAX, &pid) < 0)
+                char num[32];
+                /* exitstorm-<pid>, or exitstorm-<pid>-<what> (the allocator's instances) */
+                if (strncmp(de->d_name, "exitstorm-", 10) != 0)
+                        continue;
+                snprintf(num, sizeof(num), "%s", de->d_name + 10);
+                num[strcspn(num, "-")] = '\0';
+                if (parse_long(num, 1, INT_MAX, &pid) < 0)
                         continue;
                 if (kill((pid_t) pid, 0) == 0 || errno != ESRCH)
                         continue;
@@ -566,7 +578,8 @@ static void cpumask_format(const cpu_set_t *set, char *buf, size_t size) {
  * the instance: tracing off, buffer_kb per CPU, only the traced CPUs, clock
  * mono.  -ENOENT/-EPERM etc. when tracing is not usable; the reason is in why.
  */
-static int trace_setup(Trace *t, const cpu_set_t *cpus, unsigned long buffer_kb, char *why, size_t why_size) {
+static int trace_setup(Trace *t, const char *suffix, const cpu_set_t *cpus, unsigned long buffer_kb, char *why,
+                       size_t why_size) {
         static const char *const roots[] = { "/sys/kernel/tracing", "/sys/kernel/debug/tracing" };
         char p[PATH_MAX + 128], mask[512], val[32];
         int r;
@@ -591,7 +604,7 @@ static int trace_setup(Trace *t, const cpu_set_t *cpus, unsigned long buffer_kb,
         trace_global_read(t, &t->before);
         trace_remove_stale(t);
 
-        snprintf(t->dir, sizeof(t->dir), "%s/instances/exitstorm-%d", t->root, (int) getpid());
+        snprintf(t->dir, sizeof(t->dir), "%s/instances/exitstorm-%d%s", t->root, (int) getpid(), suffix);
         if (mkdir(t->dir, 0700) < 0) {
                 r = -errno;
                 snprintf(why, why_size, "mkdir %s: %s", t->dir, strerror(-r));
@@ -665,6 +678,62 @@ static void trace_teardown(Trace *t) {
                 nanosleep(&ts, NULL);
         }
         fail("cannot remove the trace instance %s: %m", t->dir);
+}
+
+/*
+ * The allocator's traffic with the buddy allocator, both ways under zone->lock: pages its CPU's pcp
+ * list gave back (kmem:mm_page_pcpu_drain, free_pcppages_bulk()) and pages it was refilled with
+ * (kmem:mm_page_alloc_zone_locked with percpu_refill == 1, rmqueue_bulk()), for its pid on its CPU,
+ * each in an instance of its own (exitstorm-<pid>-free, -refill) so that it is counted from the ring
+ * buffer's statistics (entries + overrun) without reading text.  Counted during the allocator's
+ * warm-up, before the baseline window: the events are disabled again before anything is measured.
+ */
+static const struct {
+        const char *suffix, *event, *filter;
+} lock_events[2] = {
+        { "-free", ES_EV_DRAIN, NULL },
+        { "-refill", "mm_page_alloc_zone_locked", "percpu_refill == 1\n" },
+};
+
+static int lock_arm(Trace *t, unsigned k, pid_t pid) {
+        char buf[32], rel[128];
+        int r = trace_write(t, "trace", "", O_TRUNC);
+        snprintf(buf, sizeof(buf), "%d\n", (int) pid);
+        if (r >= 0)
+                r = trace_write(t, "set_event_pid", buf, O_TRUNC);
+        if (r >= 0 && lock_events[k].filter) {
+                snprintf(rel, sizeof(rel), "events/kmem/%s/filter", lock_events[k].event);
+                r = trace_write(t, rel, lock_events[k].filter, 0);
+        }
+        if (r >= 0) {
+                t->armed = true;
+                snprintf(rel, sizeof(rel), "events/kmem/%s/enable", lock_events[k].event);
+                r = trace_write(t, rel, "1\n", 0);
+        }
+        return r;
+}
+
+static void lock_disarm(Trace *t, unsigned k) {
+        char rel[128];
+        if (!t->made || !t->armed)
+                return;
+        (void) trace_write(t, "tracing_on", "0\n", 0);
+        snprintf(rel, sizeof(rel), "events/kmem/%s/enable", lock_events[k].event);
+        (void) trace_write(t, rel, "0\n", 0);
+        (void) trace_write(t, "set_event_pid", "", O_TRUNC);
+        t->armed = false;
+}
+
+static uint64_t stats_field(const char *stats, const char *key);
+
+/* Events the instance recorded on cpu: kept (entries) and overwritten (overrun). */
+static uint64_t lock_count(const Trace *t, int cpu) {
+        char rel[64], p[PATH_MAX + 128], stats[1024];
+        snprintf(rel, sizeof(rel), "per_cpu/cpu%d/stats", cpu);
+        trace_path(t, rel, p, sizeof(p));
+        if (file_read(p, stats, sizeof(stats)) < 0)
+                return 0;
+        return stats_field(stats, "entries: ") + stats_field(stats, "overrun: ");
 }
 
 /* Compares the global tracing state with the one recorded at start. */
@@ -1079,6 +1148,9 @@ typedef struct RunResult {
         WinStats win, base;
         double kpages_s;             /* allocator faults per second / 1000 in the exit window */
         double kpages_cpu_s;         /* the same per second the allocator ran on its CPU (0: not known) */
+        bool lock_counted;           /* the allocator's buddy traffic was counted in its warm-up */
+        uint64_t lock_pages;         /* pages it touched meanwhile */
+        uint64_t buddy_free, buddy_refill; /* pages its pcp list gave to, and took from, the buddy allocator */
         double runq_ms;              /* allocator run-queue delay in the exit window */
         PcpSum pcp_t0, pcp_t1;
         bool traced;
@@ -1103,6 +1175,8 @@ typedef struct Bench {
         bool cal_ok;                 /* cal has a fit */
         Trace trace;
         bool trace_ok;
+        Trace lock[2];               /* the allocator's buddy traffic (lock_events) */
+        bool lock_ok;
         Samples s;
         pid_t exiters[ES_MAX_EXITERS];
         unsigned n_exiters;
@@ -1350,9 +1424,29 @@ static int run_one(Bench *b, unsigned idx, long fraction, RunResult *res) {
                         goto out;
                 }
         }
+        bool counting = b->lock_ok && lock_arm(&b->lock[0], 0, b->allocator) >= 0 &&
+                        lock_arm(&b->lock[1], 1, b->allocator) >= 0;
+        if (b->lock_ok && !counting)
+                say("exitstorm: warning: run %u: cannot arm the allocator's trace instances\n", idx);
         __atomic_store_n(&sh->go, 1, __ATOMIC_RELEASE);
+        uint64_t lock_p0 = 0;
+        if (counting) {
+                (void) trace_write(&b->lock[0], "tracing_on", "1\n", 0);
+                (void) trace_write(&b->lock[1], "tracing_on", "1\n", 0);
+                lock_p0 = __atomic_load_n(&sh->pages, __ATOMIC_ACQUIRE);
+        }
         if ((r = sleep_ms(ES_WARMUP_MS)) < 0)
                 goto out;
+        if (counting) {
+                (void) trace_write(&b->lock[0], "tracing_on", "0\n", 0);
+                (void) trace_write(&b->lock[1], "tracing_on", "0\n", 0);
+                res->lock_pages = __atomic_load_n(&sh->pages, __ATOMIC_ACQUIRE) - lock_p0;
+                lock_disarm(&b->lock[0], 0);
+                lock_disarm(&b->lock[1], 1);
+                res->buddy_free = lock_count(&b->lock[0], b->alloc_cpu);
+                res->buddy_refill = lock_count(&b->lock[1], b->alloc_cpu);
+                res->lock_counted = res->lock_pages > 0;
+        }
         base_from = now_ns();
         if ((r = sleep_ms(b->o.baseline_ms)) < 0)
                 goto out;
@@ -1433,6 +1527,8 @@ static int run_one(Bench *b, unsigned idx, long fraction, RunResult *res) {
 out:
         if (b->trace_ok)
                 trace_disarm(&b->trace);
+        lock_disarm(&b->lock[0], 0);
+        lock_disarm(&b->lock[1], 1);
         children_cleanup(b);
         for (int i = 0; i < 2; i++) {
                 if (ready[i] >= 0)
@@ -1495,6 +1591,7 @@ typedef struct Summary {
         unsigned n;
         double exit_ms, p50, p99, max, max_np, base_p50, base_p99, kpages_s, kpages_cpu_s, runq_ms, span99, spanmx;
         uint64_t bulk, pages, bulk_max, events, lost, traced, preempted;
+        uint64_t lock_runs, lock_pages, buddy_free, buddy_refill;
 } Summary;
 
 static void summary_add(Summary *s, const RunResult *r) {
@@ -1509,6 +1606,12 @@ static void summary_add(Summary *s, const RunResult *r) {
         s->base_p99 += r->base.p99_us;
         s->kpages_s += r->kpages_s;
         s->kpages_cpu_s += r->kpages_cpu_s;
+        if (r->lock_counted) {
+                s->lock_runs++;
+                s->lock_pages += r->lock_pages;
+                s->buddy_free += r->buddy_free;
+                s->buddy_refill += r->buddy_refill;
+        }
         s->runq_ms += r->runq_ms;
         if (r->traced) {
                 s->traced++;
@@ -1570,6 +1673,13 @@ static void summary_print(const char *label, long fraction, const Summary *s, co
             "us; %.1f kpages/s (%.1f per second on its CPU); run-queue wait %.1f ms\n",
             label, fraction, s->n, s->exit_ms / n, s->p50 / n, s->p99 / n, s->max / n, s->max_np / n, s->preempted,
             s->base_p50 / n, s->base_p99 / n, s->kpages_s / n, s->kpages_cpu_s / n, s->runq_ms / n);
+        if (s->lock_runs) {
+                double chunks = (double) s->lock_pages / (double) (ES_CHUNK_BYTES / (size_t) sysconf(_SC_PAGESIZE));
+                say("  %-7s the allocator's zone->lock traffic in its %u ms warm-ups: %.0f pages freed to and %.0f "
+                    "refilled from the buddy allocator per 2 MiB chunk (%.0f chunks, %" PRIu64 " runs)\n",
+                    "", ES_WARMUP_MS, (double) s->buddy_free / chunks, (double) s->buddy_refill / chunks, chunks,
+                    s->lock_runs);
+        }
         if (s->traced)
                 say("  %-7s bulk frees %.0f per run, %.1f pages each (max %" PRIu64 "), span p99 %.0f us, max %.0f us; "
                     "%.0f drain events per run; %" PRIu64 " lost\n",
@@ -2349,13 +2459,24 @@ static int setup(Bench *b) {
                 /* ~2 events per page of the exiters (drain + free), ~32 bytes each in the ring buffer, x 1.5 */
                 unsigned long pages = (unsigned long) b->o.exiters * (b->o.size_mib << 20) / b->page;
                 unsigned long per_cpu_kb = pages * 2UL * 48UL / 1024UL + 4096UL;
-                r = trace_setup(&b->trace, &b->exiter_cpus, per_cpu_kb, why, sizeof(why));
+                r = trace_setup(&b->trace, "", &b->exiter_cpus, per_cpu_kb, why, sizeof(why));
                 if (r < 0)
                         say("exitstorm: tracing off: %s\n", why);
                 else {
                         b->trace_ok = true;
                         say("exitstorm: tracing kmem:%s + kmem:%s in %s (%lu KiB per CPU, the exiters' CPUs and "
                             "pids only)\n", ES_EV_DRAIN, ES_EV_FREE, b->trace.dir, per_cpu_kb);
+                        r = 0;
+                        for (unsigned k = 0; k < 2 && r >= 0; k++)
+                                r = trace_setup(&b->lock[k], lock_events[k].suffix, &b->alloc_cpus, 8192, why,
+                                                sizeof(why));
+                        b->lock_ok = r >= 0;
+                        if (b->lock_ok)
+                                say("exitstorm: counting the allocator's pages to and from the buddy allocator in its "
+                                    "%u ms warm-up: kmem:%s and kmem:%s (percpu_refill) in %s and %s\n", ES_WARMUP_MS,
+                                    lock_events[0].event, lock_events[1].event, b->lock[0].dir, b->lock[1].dir);
+                        else
+                                say("exitstorm: the allocator's buddy traffic is not counted: %s\n", why);
                 }
         } else
                 say("exitstorm: tracing off (--no-trace)\n");
@@ -2379,6 +2500,12 @@ static void loadavg(char *buf, size_t size) {
 static int teardown(Bench *b) {
         int r = 0;
         children_cleanup(b);
+        for (unsigned k = 0; k < 2; k++)
+                if (b->lock[k].made) {
+                        trace_teardown(&b->lock[k]);
+                        if (b->lock[k].made)
+                                r = -EIO;
+                }
         if (b->trace.root[0]) {
                 char diff[1024];
                 trace_teardown(&b->trace);

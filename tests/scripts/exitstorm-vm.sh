@@ -37,6 +37,17 @@ else
 	tap_fail "goal choices as rows" "choices $choices rows $rows re-solved $resolved runs $row_runs"
 fi
 
+# The allocator's buddy traffic per chunk (exitstorm's summary line after a fraction's first line) becomes
+# a column: its figures in that fraction's row, "-" in the others.
+awk '{ print } /^  minimum \(fraction 6088, / { print "          the allocator'"'"'s zone->lock traffic in its 100 ms warm-ups: 453 pages freed to and 457 refilled from the buddy allocator per 2 MiB chunk (534 chunks, 6 runs)" }' \
+	"$fx/live-resolve.out" >"$tmp/locks.out"
+locks=$("$vm" --table "$tmp/locks.out" | awk -F'|' '$2 ~ /minimum|default/ { printf "%s;", $10 }')
+if [ "$locks" = " - ; 453 / 457 ;" ]; then
+	tap_ok "the allocator's buddy traffic per chunk is a column ($locks)"
+else
+	tap_fail "buddy traffic column" "'$locks'"
+fi
+
 # Run 1 (fraction 0) flagged by exitstorm: the default's row has one run fewer.
 n0=$(printf '%s\n' "$out" | awk -F'|' '$2 ~ /\(default\)/ { print $3 + 0 }')
 awk '{ print } /^1 +0 / { print "    (run 1 left out of the summary: the fraction was changed by someone else)" }' \
