@@ -210,17 +210,18 @@ static void status_knob_from_json(json_object *o, KnobState *k) {
 }
 
 /*
- * Every row of the knob table as status shows it: what each managed knob holds below root now, and from
+ * Every row of the knob table as status shows it: what each managed knob holds in the snapshot s (the
+ * knobs source row read them with the rest of the sample), and from
  * the daemon's status file (NULL: none) who manages it and its last change.  Names in the file are only
  * looked up in the table ("knobs"; "knob", the pcp knob, from a daemon that wrote no "knobs").
  */
-static void status_knobs(const char *root, json_object *dstatus, KnobState ret[_KNOB_ID_MAX]) {
+static void status_knobs(const Snapshot *s, json_object *dstatus, KnobState ret[_KNOB_ID_MAX]) {
         json_object *arr, *one, *name;
 
         for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
                 ret[id] = (KnobState){ .desc = knob_desc(id) };
                 if (knob_managed(ret[id].desc))
-                        ret[id].present = knob_read(root, ret[id].desc, &ret[id].value) >= 0;
+                        ret[id].present = snapshot_knob_value(s, id, &ret[id].value) >= 0;
                 ret[id].admin_value = ret[id].value;
         }
         if (!dstatus)
@@ -408,7 +409,7 @@ static int cmd_status(const CtlOptions *o) {
         if (r >= 0 && st)
                 (void) policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &decision);
         KnobState knobs[_KNOB_ID_MAX];
-        status_knobs(o->root, dstatus, knobs);
+        status_knobs(s, dstatus, knobs);
 
         KernelFeatures feat;
         kernel_features_probe(o->root, s, &feat);
