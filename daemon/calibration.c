@@ -188,19 +188,31 @@ int calibration_save(const char *dir, const Calibration *c) {
 
 GoalFeedback calibration_goal_feedback(double measured_p99_ns, uint64_t samples, double target_ns,
                                        double predicted_ns, double refit_ns_per_page, double used_ns_per_page,
-                                       usec_t since_last_change) {
+                                       usec_t since_last_change, double *ret_ns_per_page) {
+        double next;
+
+        *ret_ns_per_page = used_ns_per_page;
         if (!(used_ns_per_page > 0) || !(refit_ns_per_page > 0))
                 return _GOAL_FEEDBACK_INVALID;
         if (samples < GOAL_MIN_SAMPLES)
                 return GOAL_TOO_FEW;
         if (measured_p99_ns <= target_ns && measured_p99_ns >= predicted_ns * (1.0 - GOAL_SLACK))
                 return GOAL_AGREES;
-        /* Above the target the lists must shrink: only a time per page higher than the one in use does
-         * that.  Far below the prediction they may grow: only a lower one.  A refit the other way would
-         * move the fraction against what was measured. */
-        double moved = (refit_ns_per_page - used_ns_per_page) / used_ns_per_page;
-        bool toward = measured_p99_ns > target_ns ? moved > GOAL_NS_BAND : moved < -GOAL_NS_BAND;
-        if (!toward || since_last_change < GOAL_COOLDOWN_USEC)
+        if (measured_p99_ns > target_ns) {
+                /* The fraction in use ran at measured / predicted times the rate it was solved with. */
+                next = refit_ns_per_page;
+                if (predicted_ns > 0)
+                        next = MAX(next, used_ns_per_page * measured_p99_ns / predicted_ns);
+                if (!(next > used_ns_per_page))
+                        return GOAL_KEEP; /* the minimum already, predicted above the target */
+        } else {
+                /* Far below the prediction: larger lists only on a calibration clearly lower. */
+                next = refit_ns_per_page;
+                if (!(next < used_ns_per_page * (1.0 - GOAL_NS_BAND)))
+                        return GOAL_KEEP;
+        }
+        if (since_last_change < GOAL_COOLDOWN_USEC)
                 return GOAL_KEEP;
+        *ret_ns_per_page = next;
         return GOAL_RESOLVE;
 }

@@ -85,15 +85,18 @@ int calibration_save(const char *dir, const Calibration *c);
 /*
  * A bulk_free_p99 goal, once applied, is checked against what is measured.
  * It disagrees when the measured p99 is above the target, or more than
- * GOAL_SLACK below the prediction (the lists could be longer).  Then the goal
- * is solved again with the refitted calibration, but only when that moved by
- * more than GOAL_NS_BAND the way the measure points (up when above the
- * target: smaller lists; down when below the prediction: larger ones) and
- * GOAL_COOLDOWN_USEC has passed since the last change: a calibration within
- * the band or moved the other way, or a disagreement soon after a change,
- * changes nothing, so the fraction never flaps.  Times in ns, ns per page;
- * since_last_change in µs.  Pure; _GOAL_FEEDBACK_INVALID without a positive
- * time per page.
+ * GOAL_SLACK below the prediction (the lists could be longer).  The two are
+ * not treated alike, so that the target holds and the fraction never flaps:
+ *  - above the target the lists shrink: the goal is solved again with the
+ *    time per page at which the fraction in use actually ran (used x
+ *    measured / predicted), or the refitted calibration if that is higher;
+ *    no band, since a move towards smaller lists cannot oscillate;
+ *  - far below the prediction they may grow, but only when the refitted
+ *    calibration is more than GOAL_NS_BAND lower than the one in use.
+ * Either way only once GOAL_COOLDOWN_USEC has passed since the last change.
+ * Times in ns, ns per page; since_last_change in µs.  On GOAL_RESOLVE
+ * *ret_ns_per_page is the time per page to solve with (else the one in use).
+ * Pure; _GOAL_FEEDBACK_INVALID without a positive time per page.
  */
 #define GOAL_MIN_SAMPLES 20
 #define GOAL_SLACK 0.25
@@ -103,12 +106,12 @@ int calibration_save(const char *dir, const Calibration *c);
 typedef enum GoalFeedback {
         GOAL_AGREES,              /* measured within [prediction x (1 - slack), target] */
         GOAL_TOO_FEW,             /* fewer than GOAL_MIN_SAMPLES bulk frees since it was applied */
-        GOAL_KEEP,                /* disagrees, but the calibration is within the band or in cooldown */
-        GOAL_RESOLVE,             /* disagrees: solve again with the refitted calibration */
+        GOAL_KEEP,                /* disagrees, but in cooldown, or (below) the calibration within the band */
+        GOAL_RESOLVE,             /* disagrees: solve again with *ret_ns_per_page */
         _GOAL_FEEDBACK_MAX,
         _GOAL_FEEDBACK_INVALID = -EINVAL,
 } GoalFeedback;
 
 GoalFeedback calibration_goal_feedback(double measured_p99_ns, uint64_t samples, double target_ns,
                                        double predicted_ns, double refit_ns_per_page, double used_ns_per_page,
-                                       usec_t since_last_change);
+                                       usec_t since_last_change, double *ret_ns_per_page);

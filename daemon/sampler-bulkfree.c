@@ -263,10 +263,10 @@ static void bulk_sampler_goal_feedback(BulkSampler *b, usec_t now) {
         if (bulk_free_window_summarize(bulk_free_source_window(b->src), b->goal_applied_at, &sum) < 0 ||
             sum.samples < GOAL_MIN_SAMPLES)
                 return;
-        double measured = sum.p99_seconds * 1e9;
+        double measured = sum.p99_seconds * 1e9, next;
         GoalFeedback fb = calibration_goal_feedback(measured, sum.samples, (double) b->goal.value,
                                                     b->goal_predicted_ns, calibration_p99_ns_per_page(&b->cal), b->goal_ns,
-                                                    now - b->goal_ns_changed);
+                                                    now - b->goal_ns_changed, &next);
         if (fb == GOAL_TOO_FEW || fb == GOAL_AGREES || fb < 0)
                 return;
         if (fb == GOAL_KEEP) {
@@ -278,11 +278,11 @@ static void bulk_sampler_goal_feedback(BulkSampler *b, usec_t now) {
                           (double) (now - b->goal_ns_changed) / 1e6, b->goal_fraction);
                 return;
         }
-        log_notice("pcp.high %s: measured p99 %.0f us over %" PRIu64 " bulk frees at fraction %d, predicted %.0f us; "
-                   "the refitted calibration moved from %.1f to %.1f ns per page: solving the goal again",
+        log_notice("pcp.high %s: measured p99 %.0f us over %" PRIu64 " bulk frees at fraction %d, predicted %.0f us "
+                   "(calibration %.1f ns per page): solving the goal again with %.1f ns per page instead of %.1f",
                    pcp_goal_to_string(&b->goal, gbuf, sizeof gbuf), measured / 1000.0, sum.samples, b->goal_fraction,
-                   b->goal_predicted_ns / 1000.0, b->goal_ns, calibration_p99_ns_per_page(&b->cal));
-        b->goal_ns = calibration_p99_ns_per_page(&b->cal);
+                   b->goal_predicted_ns / 1000.0, calibration_p99_ns_per_page(&b->cal), next, b->goal_ns);
+        b->goal_ns = next;
         b->goal_ns_changed = now;
         b->goal_applied_at = 0;
         eval_state_set_ns_per_page(b->eval, b->goal_ns);

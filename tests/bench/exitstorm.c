@@ -90,9 +90,11 @@
  * goal, goal, min, 0, ...  Every traced run goes into that calibration, and
  * after each goal run the goal is held as pcptuned holds it (goal_check():
  * the run's span p99 against the target and the prediction,
- * calibration_goal_feedback() with the daemon's 10% band; on a disagreement
- * beyond it, solved again with the refitted time per page, and the following
- * goal runs use the new fraction; --no-refit: the first choice throughout).
+ * calibration_goal_feedback(): above the target, solved again with the time
+ * per page the goal run actually ran at (or the refit, if higher); far below
+ * the prediction, with the refit only if it fell by more than 10%; the
+ * following goal runs use the new fraction; --no-refit: the first choice
+ * throughout).
  * Each check and re-solve is printed, and which runs used which choice.
  * The summary then compares the fractions: the bulk-free span p99 (the
  * quantity the goal predicts: the daemon measures and calibrates the same
@@ -2318,9 +2320,9 @@ static int goal_after_two_runs(Bench *b, const RunResult *res) {
 /*
  * What pcptuned does once a goal is applied (bulk_sampler_goal_feedback()), after each goal run at
  * the fraction in use: the run's span p99 against the target and the prediction, and when they
- * disagree, the calibration refitted from every traced run so far against the one the fraction was
- * solved with, with the daemon's hysteresis (calibration_goal_feedback(): a move of more than 10% the
- * way the measure points).  Its ten-minute cooldown is what gives pcptuned a measure at the fraction
+ * disagree, the time per page to solve again with as the daemon takes it (calibration_goal_feedback():
+ * above the target the rate the fraction in use ran at, or the refit from every traced run so far if
+ * higher; far below the prediction the refit, only if more than 10% lower).  Its ten-minute cooldown is what gives pcptuned a measure at the fraction
  * in use before it changes it again; here that measure is the goal run just done (hundreds of bulk
  * frees, where a 1 s window of the daemon holds about 200), so the cooldown counts as passed.  On
  * GOAL_RESOLVE the goal is solved again and the following goal runs use the new fraction.
@@ -2331,15 +2333,16 @@ static int goal_check(Bench *b, const RunResult *res, unsigned idx) {
         if (!b->o.refit || res->slot != SLOT_GOAL || !res->traced || res->interfered || res->fraction != b->goal ||
             !b->cal_ok || !(c->ns_per_page > 0))
                 return 0;
-        double used = c->ns_per_page, refit = calibration_p99_ns_per_page(&b->cal);
+        double used = c->ns_per_page, refit = calibration_p99_ns_per_page(&b->cal), next;
         double measured = res->bulk.span_p99_us;
         GoalFeedback fb = calibration_goal_feedback(measured * 1000.0, res->bulk.bulk, b->o.goal_us * 1000.0,
-                                                    c->predicted_us * 1000.0, refit, used, GOAL_COOLDOWN_USEC);
+                                                    c->predicted_us * 1000.0, refit, used, GOAL_COOLDOWN_USEC, &next);
         static const char *const what[_GOAL_FEEDBACK_MAX] = {
                 [GOAL_AGREES] = "agrees",
                 [GOAL_TOO_FEW] = "too few bulk frees to judge",
-                [GOAL_KEEP] = "disagrees; the calibration has not moved by more than 10% the way the measure points: keep",
-                [GOAL_RESOLVE] = "disagrees; the calibration moved by more than 10% the way the measure points: solve again",
+                [GOAL_KEEP] = ("disagrees; keep (above the target: no higher time per page to solve with; below the "
+                               "prediction: the calibration has not fallen by more than 10%)"),
+                [GOAL_RESOLVE] = "disagrees: solve again",
         };
         say("exitstorm: goal check after run %u (fraction %ld): span p99 %.0f us over %" PRIu64 " bulk frees, target "
             "%u us, predicted %.0f us; calibration %.1f ns per page, solved with %.1f (%+.1f%%): %s\n",
@@ -2348,7 +2351,7 @@ static int goal_check(Bench *b, const RunResult *res, unsigned idx) {
         if (fb != GOAL_RESOLVE)
                 return 0;
         long old = b->goal;
-        snprintf(nspp, sizeof(nspp), "%.1f", refit);
+        snprintf(nspp, sizeof(nspp), "%.1f", next);
         int r = goal_solve(b, nspp, idx);
         if (r < 0)
                 return r;
