@@ -253,6 +253,23 @@ static bool reclaim_stop(const ReclaimJob *j, usec_t deadline, const volatile si
         return (cancel && *cancel) || now_usec(CLOCK_MONOTONIC) >= deadline;
 }
 
+/* One write of the rounds below: false when they end here (timed out, or a write error other than EAGAIN;
+ * t's outcome says which), else true with *ret 0 or -EAGAIN (the kernel could not reclaim all of it). */
+static bool reclaim_round_write(ReclaimJob *j, ReclaimTargetResult *t, const char *path, uint64_t amount,
+                                usec_t deadline, const volatile sig_atomic_t *cancel, int *ret) {
+        if (reclaim_stop(j, deadline, cancel)) {
+                t->outcome = RECLAIM_TIMED_OUT;
+                return false;
+        }
+        *ret = reclaim_write(j, t, path, amount, false);
+        if (*ret < 0 && *ret != -EAGAIN) {
+                t->outcome = outcome_of(*ret);
+                t->error = *ret;
+                return false;
+        }
+        return true;
+}
+
 /*
  * Without scope=dying: ask the subtree for what its removed children hold on the LRU lists, in rounds.
  *
@@ -304,16 +321,8 @@ static int reclaim_v2_rounds(ReclaimJob *j, ReclaimTargetResult *t, const char *
                 amount = MIN(amount, j->cfg.max_bytes - MIN(j->bytes_total, j->cfg.max_bytes));
                 if (amount == 0)
                         break;
-                if (reclaim_stop(j, deadline, cancel)) {
-                        t->outcome = RECLAIM_TIMED_OUT;
+                if (!reclaim_round_write(j, t, path, amount, deadline, cancel, &r))
                         return 0;
-                }
-                r = reclaim_write(j, t, path, amount, false);
-                if (r < 0 && r != -EAGAIN) {
-                        t->outcome = outcome_of(r);
-                        t->error = r;
-                        return 0;
-                }
                 if (r >= 0)
                         done += amount;
                 swept = r == -EAGAIN;
@@ -327,16 +336,8 @@ static int reclaim_v2_rounds(ReclaimJob *j, ReclaimTargetResult *t, const char *
         }
         if (live == 0 && !swept && done < budget && j->bytes_total < j->cfg.max_bytes) {
                 uint64_t amount = MIN(MIN(RECLAIM_DYING_SLACK, budget - done), j->cfg.max_bytes - j->bytes_total);
-                if (reclaim_stop(j, deadline, cancel)) {
-                        t->outcome = RECLAIM_TIMED_OUT;
+                if (!reclaim_round_write(j, t, path, amount, deadline, cancel, &r))
                         return 0;
-                }
-                r = reclaim_write(j, t, path, amount, false);
-                if (r < 0 && r != -EAGAIN) {
-                        t->outcome = outcome_of(r);
-                        t->error = r;
-                        return 0;
-                }
                 if (memcg_dying_lru_read(j->root, j->mount, t->path, anon, &left, NULL) >= 0)
                         t->lru_after = (int64_t) MIN(left, (uint64_t) INT64_MAX);
         }
