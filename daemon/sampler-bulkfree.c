@@ -224,11 +224,16 @@ static void bulk_sampler_calibrate(BulkSampler *b) {
         if (uname(&u) >= 0)
                 snprintf(b->cal.kernel, sizeof b->cal.kernel, "%s", u.release);
         b->cal.updated = (int64_t) time(NULL);
+        char p99[128];
+        if (b->cal.ns_per_page_p99 > 0)
+                snprintf(p99, sizeof p99, "%.1f ns per page, what goals predict with", b->cal.ns_per_page_p99);
+        else
+                snprintf(p99, sizeof p99, "none yet (no window with %u bulk frees of %u pages or more): goals "
+                         "predict with the fit", (unsigned) CALIBRATION_MIN_SAMPLES, (unsigned) CALIBRATION_RATE_MIN_PAGES);
         log_full_errno(had ? LOG_DEBUG : LOG_INFO, 0,
-                       "Bulk-free calibration: %.1f ns per page (standard error %.1f ns, RMS residual %.1f us; p99 of "
-                       "single bulk frees %.1f ns per page) from %.0f bulk frees of %" PRIu64 "-%" PRIu64 " pages",
-                       b->cal.ns_per_page, b->cal.ns_per_page_stderr, b->cal.rms_residual_ns / 1000.0,
-                       b->cal.ns_per_page_p99, b->cal.n,
+                       "Bulk-free calibration: %.1f ns per page (least-squares fit; standard error %.1f ns, RMS residual "
+                       "%.1f us); p99 of single bulk frees: %s; from %.0f bulk frees of %" PRIu64 "-%" PRIu64 " pages",
+                       b->cal.ns_per_page, b->cal.ns_per_page_stderr, b->cal.rms_residual_ns / 1000.0, p99, b->cal.n,
                        b->cal.pages_min, b->cal.pages_max);
         if (b->dry_run)
                 return;
