@@ -253,7 +253,16 @@ static void actuator_check_snapshot_knob(Actuator *a, const Snapshot *s) {
         }
 }
 
-/* Read every managed knob again: present and value of each state. */
+/* Every managed knob's state as the sample read it (the snapshot's knobs row): no second read. */
+static void actuator_knobs_from_snapshot(Actuator *a, const Snapshot *s) {
+        for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
+                KnobState *k = &a->knobs[id];
+                if (knob_managed(k->desc))
+                        k->present = snapshot_knob_value(s, id, &k->value) >= 0;
+        }
+}
+
+/* Read every managed knob again, after a write: present and value of each state. */
 static void actuator_read_knobs(Actuator *a) {
         for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
                 KnobState *k = &a->knobs[id];
@@ -858,7 +867,7 @@ int actuator_act(Actuator *a, const Snapshot *s, const Decision *d) {
         bool pagesets = false;
 
         actuator_check_snapshot_knob(a, s);
-        actuator_read_knobs(a);
+        actuator_knobs_from_snapshot(a, s);
         for (KnobId id = 0; id < _KNOB_ID_MAX; id++)
                 if (knob_managed(a->knobs[id].desc) && actuator_apply_knob(a, s, id, &d->knobs[id]) &&
                     a->knobs[id].desc->changes_pagesets)

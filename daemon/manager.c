@@ -477,15 +477,16 @@ static int manager_sample_full(Manager *m, bool cheap) {
                 /* The report and STATUS= show what the knob holds now, and the next sample reads
                  * zoneinfo again: the pagesets just changed.  --once prints its one report from a
                  * fresh read, so that its pagesets are those after the write. */
-                int64_t v;
                 if (m->once && snapshot_take(m->root, &after) < 0)
                         after = NULL;
-                if (!after && s->has_knob && knob_read(m->root, s->knob.desc, &v) >= 0)
-                        s->knob.value = s->knobs[s->knob.desc->id].value = v;
+                /* The actuator read the knobs back after its write. */
+                const KnobState *k = s->has_knob ? &actuator_knobs(m->act)[s->knob.desc->id] : NULL;
+                if (!after && k && k->present)
+                        s->knob.value = s->knobs[s->knob.desc->id].value = k->value;
                 sampler_pagesets_changed(m->sampler);
         }
         const Snapshot *shown = after ?: s;
-        bulk_sampler_goal_track(m->bulk, &decision, now);
+        bulk_sampler_goal_track(m->bulk, &decision, shown, now);
 
         m->counters.samples++;
         m->last_sample_cpu_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu0;

@@ -121,7 +121,7 @@ static void bulk_sampler_metrics(const BulkFreeView *v, MetricValues *mv) {
         metric_set(mv, METRIC_PCP_BULK_FREE_SAMPLES, (double) v->sum.samples);
 }
 
-void bulk_sampler_goal_track(BulkSampler *b, const Decision *decision, usec_t now) {
+void bulk_sampler_goal_track(BulkSampler *b, const Decision *decision, const Snapshot *s, usec_t now) {
         const KnobDecision *d = &decision->knobs[KNOB_PCP_HIGH_FRACTION];
         bool active = d->wanted && d->goal.kind == PCP_GOAL_BULK_FREE_P99 &&
                       (d->solve_error >= 0 || d->solve_error == -ERANGE);
@@ -135,7 +135,7 @@ void bulk_sampler_goal_track(BulkSampler *b, const Decision *decision, usec_t no
         b->goal_fraction = (int) d->value;
         b->goal_predicted_ns = d->predicted_ns;
         int64_t v;
-        if (b->goal_applied_at == 0 && !b->dry_run && knob_read(b->root, knob_desc(KNOB_PCP_HIGH_FRACTION), &v) >= 0 &&
+        if (b->goal_applied_at == 0 && !b->dry_run && snapshot_knob_value(s, KNOB_PCP_HIGH_FRACTION, &v) >= 0 &&
             v == d->value)
                 b->goal_applied_at = now;
 }

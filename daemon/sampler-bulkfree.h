@@ -59,9 +59,10 @@ void bulk_sampler_view(BulkSampler *b, usec_t now, BulkFreeView *ret, MetricValu
 
 /*
  * After a sample has acted: what it decided for a bulk_free_p99 goal, and
- * since when vm.percpu_pagelist_high_fraction holds the goal's fraction.
+ * since when vm.percpu_pagelist_high_fraction holds the goal's fraction (its
+ * value in s, the sample as updated after the actuator's write).
  */
-void bulk_sampler_goal_track(BulkSampler *b, const Decision *decision, usec_t now);
+void bulk_sampler_goal_track(BulkSampler *b, const Decision *decision, const Snapshot *s, usec_t now);
 
 /* "tracing", or why bulk frees are not traced (static or owned by b). */
 const char *bulk_sampler_why(const BulkSampler *b);
