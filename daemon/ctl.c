@@ -45,6 +45,7 @@ typedef struct CtlOptions {
         const char *state_dir;
         const char *policy_dir;
         bool json;
+        bool verbose;                /* status, plan: each kernel probe's evidence */
         bool csv;
         bool no_owner_check;
         bool force;
@@ -68,58 +69,75 @@ static const struct CtlCommandHelp {
         const char *args;
         const char *text;
 } ctl_commands[] = {
-        { "status", "", "kernel state, policy decisions and what pcptuned manages; why each\n"
-                        "rule is or is not acting, each knob's last change" },
-        { "validate", " PATH...", "check policy files or directories (exit 1 on any error)" },
+        { "status", "", "kernel state, policy decisions and what pcptuned\n"
+                        "manages; why each rule is or is not acting, each\n"
+                        "knob's last change" },
+        { "validate", " PATH...", "check policy files or directories (exit 1 on any\n"
+                                  "error)" },
         { "restore", "", "restore the values recorded in the restore journal" },
         { "resume", " KNOB", "manage KNOB again after an administrator changed it" },
-        { "plan", "", "pcp lists and percpu memory for this host, a snapshot, a fleet\n"
-                      "of snapshots or a hypothetical shape, exactly as the kernel computes" },
+        { "plan", "", "pcp lists and percpu memory for this host, a\n"
+                      "snapshot, a fleet of snapshots or a hypothetical\n"
+                      "shape, exactly as the kernel computes" },
         { "snapshot", " -o DIR|F.tar.gz", "capture what plan needs from this host (or --root)" },
-        { "repair", "", "compare pagesets with the model; if they differ, recompute them (writes the pcp sysctl)" },
-        { "liveness", "", "exit 0 if pcptuned sampled within --max-age (a liveness probe)" },
-        { "history", "", "what pcptuned changed, restored, backed off from, reclaimed and\n"
-                         "reloaded, from the journal" },
+        { "repair", "", "compare pagesets with the model; if they differ,\n"
+                        "recompute them (writes the pcp sysctl)" },
+        { "liveness", "", "exit 0 if pcptuned sampled within --max-age (a\n"
+                          "liveness probe)" },
+        { "history", "", "what pcptuned changed, restored, backed off from,\n"
+                         "reclaimed and reloaded, from the journal" },
 };
 
 /*
- * The options, as --help lists them (the lines as printed; "%s" takes the default), and the commands that
- * use each (space-separated; NULL: every command).  `pcptunectl COMMAND --help` lists that command's.
+ * The options, as --help lists them (the lines as printed, at most 80 columns: descriptions from column 26;
+ * "%s" takes the default), and the commands that use each (space-separated; NULL: every command).
+ * `pcptunectl COMMAND --help` lists that command's.
  */
 static const struct CtlOptionHelp {
         const char *commands;
         const char *text;
 } ctl_options[] = {
         { "status restore plan snapshot repair",
-          "  -r, --root DIR         kernel files below DIR (default /); for plan and status also a\n"
-          "                         snapshot .tar.gz, for plan a directory of snapshots (one table\n"
-          "                         for the fleet)" },
+          "  -r, --root DIR         kernel files below DIR (default /); for plan and\n"
+          "                         status also a snapshot .tar.gz, for plan a\n"
+          "                         directory of snapshots (one table for the fleet)" },
         { "status restore resume plan repair liveness",
-          "  -s, --state-dir DIR    pcptuned's state directory (default " STATE_DIR_DEFAULT "; plan keeps a\n"
-          "                         measured memcg cost there)" },
+          "  -s, --state-dir DIR    pcptuned's state directory (default " STATE_DIR_DEFAULT ";\n"
+          "                         plan keeps a measured memcg cost there)" },
         { "status plan", "  -p, --policy-dir DIR   policies (status, plan; default as pcptuned)" },
         { "status plan history", "      --json             JSON output (status, plan, history)" },
+        { "status plan", "  -v, --verbose          status, plan: each kernel probe's evidence and what\n"
+                         "                         pcptune does differently (one line each without)" },
         { "plan", "      --csv              plan: one CSV table (the default for a fleet)" },
         { "plan", "  -f, --fraction F       plan: also evaluate this fraction (repeatable)" },
-        { "plan", "      --shape SPEC       plan: cpus=N,memory=SIZE[,nodes=K][,kernel=X.Y][,possible=N]\n"
-                  "                         [,thp=on|off][,page=4KiB][,wsf=10][,min_free_kbytes=K]:\n"
-                  "                         a hypothetical host (nodes 1 and kernel 6.12 unless given)" },
-        { "plan", "      --managed N:ZONE=PAGES  plan --shape: managed pages of a zone (exact input)" },
+        { "plan", "      --shape SPEC       plan: cpus=N,memory=SIZE[,nodes=K][,kernel=X.Y]\n"
+                  "                         [,possible=N][,thp=on|off][,page=4KiB][,wsf=10]\n"
+                  "                         [,min_free_kbytes=K]: a hypothetical host (nodes 1\n"
+                  "                         and kernel 6.12 unless given)" },
+        { "plan", "      --managed N:ZONE=PAGES\n"
+                  "                         plan --shape: managed pages of a zone (exact input)" },
         { "plan", "      --containers N     plan: percpu projection for N containers" },
-        { "plan", "      --memcgs-per-container M  (default 1)" },
-        { "plan", "      --measure[=N]      plan: measure the percpu cost of a memcg here by creating and\n"
-                  "                         removing N (default 200) empty memcgs (root only)" },
+        { "plan", "      --memcgs-per-container M\n"
+                  "                         plan: memcgs per container (default 1)" },
+        { "plan", "      --measure[=N]      plan: measure the percpu cost of a memcg here by\n"
+                  "                         creating and removing N (default 200) empty memcgs\n"
+                  "                         (root only)" },
         { "snapshot", "  -o, --output PATH      snapshot: directory or .tar.gz to write" },
         { "repair", "      --force            repair: recompute even when the pagesets match" },
-        { "liveness", "      --max-age DURATION liveness: the oldest last sample that counts as alive (default:\n"
-                      "                         3 of the daemon's sampling intervals, at least 30s)" },
-        { "plan", "      --latency TIME     plan: the fraction whose predicted p99 bulk-free hold meets TIME" },
+        { "liveness", "      --max-age DURATION liveness: the oldest last sample that counts as\n"
+                      "                         alive (default: 3 of the daemon's sampling\n"
+                      "                         intervals, at least 30s)" },
+        { "plan", "      --latency TIME     plan: the fraction whose predicted p99 bulk-free\n"
+                  "                         hold meets TIME" },
         { "plan", "      --ns-per-page N    plan: bulk-free time per page (a calibration by hand)" },
-        { "plan", "      --calibration-dir DIR  where pcptuned keeps calibration.json (default " CALIBRATION_DIR_DEFAULT ")" },
-        { "history", "      --since TIME       history: from TIME (2026-12-01, 2026-12-01 15:04:05 UTC, now, or\n"
-                     "                         a time ago: 7d, 1h)" },
+        { "plan", "      --calibration-dir DIR\n"
+                  "                         where pcptuned keeps calibration.json\n"
+                  "                         (default " CALIBRATION_DIR_DEFAULT ")" },
+        { "history", "      --since TIME       history: from TIME (2026-12-01, 2026-12-01\n"
+                     "                         15:04:05 UTC, now, or a time ago: 7d, 1h)" },
         { "history", "      --until TIME       history: up to TIME (same forms)" },
-        { "history", "  -D, --directory DIR    history: read the journal files in DIR (as journalctl -D)" },
+        { "history", "  -D, --directory DIR    history: read the journal files in DIR (as\n"
+                     "                         journalctl -D)" },
         { "status validate plan", "      --no-owner-check   do not require root-owned, non-writable policy files" },
         { NULL, "  -h, --help             this help (after a command: that command's options)" },
         { "", "      --version          print the version" },
@@ -155,7 +173,11 @@ static bool help(const char *cmd) {
                         char head[64];
                         const char *t = ctl_commands[i].text, *nl;
                         snprintf(head, sizeof head, "  %s%s", ctl_commands[i].name, ctl_commands[i].args);
-                        printf("%-24s ", head);
+                        /* a head that reaches column 25 gets a line of its own */
+                        if (strlen(head) < 24)
+                                printf("%-24s ", head);
+                        else
+                                printf("%s\n%25s", head, "");
                         while ((nl = strchr(t, '\n'))) {
                                 printf("%.*s\n%25s", (int) (nl - t), t, "");
                                 t = nl + 1;
@@ -468,7 +490,7 @@ static int cmd_status(const CtlOptions *o) {
                 else
                         status_print_daemon(stdout, view_get(out, "daemon"));
                 printf("\n");
-                report_print_model(stdout, out);
+                report_print_view(stdout, out, o->verbose);
                 reclaim_watch_print_json(stdout, view_get(out, "reclaim"));
                 if (pid > 0 && set && view_len(view_get(out, "daemon"), "rules") > 0)
                         printf("(the rule states under policies are a fresh evaluation: `for` durations start now "
@@ -1194,6 +1216,7 @@ static const struct option ctl_long_options[] = {
         { "state-dir", required_argument, NULL, 's' },
         { "policy-dir", required_argument, NULL, 'p' },
         { "json", no_argument, NULL, OPT_JSON },
+        { "verbose", no_argument, NULL, 'v' },
         { "csv", no_argument, NULL, OPT_CSV },
         { "fraction", required_argument, NULL, 'f' },
         { "shape", required_argument, NULL, OPT_SHAPE },
@@ -1298,6 +1321,9 @@ static int parse_option(CtlOptions *o, int c, char *arg) {
         case OPT_JSON:
                 o->json = true;
                 return 0;
+        case 'v':
+                o->verbose = o->plan.verbose = true;
+                return 0;
         case OPT_NO_OWNER:
                 o->no_owner_check = true;
                 return 0;
@@ -1397,7 +1423,7 @@ int main(int argc, char **argv) {
 
         log_setup("pcptunectl", LOG_TARGET_STDERR, LOG_INFO);
         /* GNU getopt permutes: options may come before or after the command. */
-        while ((c = getopt_long(argc, argv, "r:s:p:f:o:D:h", ctl_long_options, NULL)) >= 0) {
+        while ((c = getopt_long(argc, argv, "r:s:p:f:o:D:vh", ctl_long_options, NULL)) >= 0) {
                 if (c == OPT_VERSION) {
                         printf("pcptunectl %s\n", PACKAGE_VERSION);
                         return 0;

@@ -14,26 +14,35 @@
 #include "util.h"
 
 static void help(void) {
+        /* At most 80 columns a line; descriptions from column 26. */
         printf("Usage: pcptuned [OPTIONS]\n"
                "Tune the kernel's per-cpu page lists and percpu memory from YAML policies.\n\n"
-               "  -p, --policy-dir DIR   policies to load (default: %s if it exists,\n"
-               "                         else the shipped policies built into pcptuned)\n"
-               "  -s, --state-dir DIR    restore journal and status (default: %s; the lock is ROOT/run/pcptune)\n"
-               "  -r, --root DIR         read (and, unless --dry-run, write) kernel files below DIR\n"
+               "  -p, --policy-dir DIR   policies to load (default: %s\n"
+               "                         if it exists, else the shipped policies built into\n"
+               "                         pcptuned)\n"
+               "  -s, --state-dir DIR    restore journal and status (default: %s;\n"
+               "                         the lock is ROOT/run/pcptune)\n"
+               "  -r, --root DIR         read (and, unless --dry-run, write) kernel files\n"
+               "                         below DIR\n"
                "  -i, --interval TIME    sampling interval (default: 10s; units: 500ms, 10s, 1m)\n"
                "  -n, --dry-run          evaluate and report what would change; never write\n"
-               "  -1, --once             one evaluation, then exit (with --dry-run: print the report)\n"
+               "  -1, --once             one evaluation, then exit (with --dry-run: print the\n"
+               "                         report)\n"
                "      --json             with --once: print the report as JSON\n"
-               "      --metrics-dir DIR  write Prometheus metrics to DIR/" PROM_FILE " after every sample\n"
-               "                         (default: %s, if it exists, for root /)\n"
+               "      --metrics-dir DIR  write Prometheus metrics to DIR/" PROM_FILE " after\n"
+               "                         every sample (default, for root / if it exists:\n"
+               "                         %s)\n"
                "      --no-metrics       write no metrics file\n"
-               "      --list-metrics     list the metrics (name, type, unit, labels, help) and exit\n"
+               "      --list-metrics     list the metrics (name, type, unit, labels, help) and\n"
+               "                         exit\n"
                "      --bulk-free-period DURATION\n"
-               "                         one second of bulk-free tracing per DURATION (5s .. 24h,\n"
-               "                         default 60s; 0 never traces)\n"
+               "                         one second of bulk-free tracing per DURATION\n"
+               "                         (5s .. 24h, default 60s; 0 never traces)\n"
                "      --calibration-dir DIR\n"
-               "                         where the bulk-free calibration is kept (default %s)\n"
-               "  -v, --verbose          debug logging\n"
+               "                         where the bulk-free calibration is kept\n"
+               "                         (default %s)\n"
+               "  -v, --verbose          debug logging; with --once, each kernel probe's\n"
+               "                         evidence in the report (one line each without)\n"
                "      --version          print the version\n"
                "  -h, --help             this help\n",
                POLICY_DIR_DEFAULT, STATE_DIR_DEFAULT, PROM_DIR_DEFAULT, CALIBRATION_DIR_DEFAULT);
@@ -132,6 +141,7 @@ static int parse_args(int argc, char **argv, ManagerConfig *cfg, int *level) {
                         break;
                 case 'v':
                         *level = LOG_DEBUG;
+                        cfg->verbose = true;
                         break;
                 case OPT_VERSION:
                         printf("pcptuned %s\n", PACKAGE_VERSION);

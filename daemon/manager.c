@@ -41,6 +41,7 @@ struct Manager {
         bool dry_run;
         bool once;
         bool json;
+        bool verbose;                 /* the --once report shows each kernel probe's evidence */
         bool check_owner;
         FILE *report;
         char *metrics_dir;            /* NULL: no metrics */
@@ -135,6 +136,7 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         m->dry_run = cfg->dry_run;
         m->once = cfg->once;
         m->json = cfg->json;
+        m->verbose = cfg->verbose;
         m->check_owner = cfg->check_owner;
         m->report = cfg->report ?: stdout;
         r = actuator_new(&(ActuatorConfig){ .root = m->root, .state_dir = m->state_dir, .dry_run = m->dry_run,
@@ -525,7 +527,7 @@ static int manager_report(Manager *m, const ReportInput *in) {
                                 json_format(o, true));
                         json_object_put(o);
                 } else
-                        report_print(m->report, in);
+                        report_print(m->report, in, m->verbose);
                 fflush(m->report);
         } else {
                 char status[256];

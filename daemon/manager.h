@@ -41,6 +41,7 @@ typedef struct ManagerConfig {
         bool dry_run;               /* evaluate and report; never write */
         bool once;                  /* one evaluation, then exit */
         bool json;                  /* --once report as JSON */
+        bool verbose;               /* --verbose: the --once report shows each kernel probe's evidence */
         bool check_owner;           /* refuse policy files not owned by root / writable by others */
         const char *metrics_dir;    /* pcptune.prom goes there; NULL: PROM_DIR_DEFAULT when root is "/" */
         bool no_metrics;            /* write no metrics file */

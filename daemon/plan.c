@@ -576,7 +576,7 @@ static void plan_print_percpu(FILE *f, json_object *j) {
                 PERCPU_DYING_RETAINED * 100);
 }
 
-static void plan_print_advisories(FILE *f, json_object *j) {
+static void plan_print_advisories(FILE *f, json_object *j, bool verbose) {
         fprintf(f, "\nkernel advisories (from the kernel version alone; vendor kernels may have backports)\n");
         for (size_t i = 0; i < view_len(j, "advisories"); i++) {
                 json_object *a = view_idx(j, "advisories", i);
@@ -588,11 +588,15 @@ static void plan_print_advisories(FILE *f, json_object *j) {
         }
         if (view_len(j, "probes") > 0) {
                 fprintf(f, "\n");
-                kernel_probes_print_json(f, view_get(j, "probes"));
+                kernel_probes_print_json(f, view_get(j, "probes"), verbose);
         }
 }
 
 void plan_print_model(FILE *f, json_object *j) {
+        plan_print_view(f, j, false);
+}
+
+void plan_print_view(FILE *f, json_object *j, bool verbose) {
         plan_print_host(f, j);
         plan_print_zones(f, j);
         if (view_has(j, "candidate_totals")) {
@@ -602,7 +606,7 @@ void plan_print_model(FILE *f, json_object *j) {
         if (view_has(j, "pagesets"))
                 plan_print_pagesets(f, view_get(j, "pagesets"));
         plan_print_percpu(f, j);
-        plan_print_advisories(f, j);
+        plan_print_advisories(f, j, verbose);
 }
 
 int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
@@ -622,7 +626,7 @@ int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o) {
         j = plan_to_json(h, o);
         if (!j)
                 return -ENOMEM;
-        plan_print_model(f, j);
+        plan_print_view(f, j, o->verbose);
         json_object_put(j);
         return 0;
 }

@@ -61,6 +61,7 @@ typedef struct PlanOptions {
         double ns_per_page;                  /* > 0: bulk-free calibration (--ns-per-page or calibration.json) */
         const char *calibration_how;         /* where it comes from, or why there is none */
         uint64_t latency_ns;                 /* --latency: the p99 bulk-free hold to meet (0: none) */
+        bool verbose;                        /* --verbose: the text shows each kernel probe's evidence */
 } PlanOptions;
 
 /* The fractions plan evaluates for a host: the current one, then each --fraction (duplicates dropped). */
@@ -69,7 +70,9 @@ size_t plan_fractions(const PlanHost *h, const PlanOptions *o, int *ret, size_t 
 /* Human report, tables under 100 columns: plan_to_json() rendered by plan_print_model().  0, -EINVAL if the
  * model refuses a fraction on a zone (nothing printed), -ENOMEM. */
 int plan_print(FILE *f, const PlanHost *h, const PlanOptions *o);
-/* The text of a plan_to_json() model. */
+/* The text of a plan_to_json() model; verbose: each kernel probe's evidence, else one line per probe. */
+void plan_print_view(FILE *f, json_object *model, bool verbose);
+/* plan_print_view(f, model, false). */
 void plan_print_model(FILE *f, json_object *model);
 
 /*

@@ -458,20 +458,104 @@ json_object *kernel_features_to_json(const KernelFeatures *k, const Snapshot *s)
         return c;
 }
 
-void kernel_probes_print(FILE *f, const KernelProbes *p) {
+void kernel_probes_print(FILE *f, const KernelProbes *p, bool verbose) {
         json_object *a = kernel_probes_to_json(p);
-        kernel_probes_print_json(f, a);
+        kernel_probes_print_json(f, a, verbose);
         json_object_put(a);
 }
 
-void kernel_probes_print_json(FILE *f, json_object *a) {
-        fprintf(f, "kernel probes\n");
+/*
+ * The one-line form of a row: a short name for each label and, per answer (and, where one answer has
+ * several causes, a piece of the evidence), a short reason.  Derived from the JSON row alone, so the
+ * text of status, plan and the dry-run report renders from the same model as their --json.
+ */
+static const struct {
+        const char *label;
+        const char *name;
+} probe_names[] = {
+        { PROBE_PCP_AUTOTUNE, "pcp high auto-tuning" },
+        { PROBE_BATCHED_FREES, "batched bulk frees" },
+        { PROBE_REPARENTING, "dying memcg reparenting" },
+        { PROBE_RECLAIM_ARGS, "memory.reclaim swappiness=" },
+        { "contrib 0001, fraction -1", "fraction -1 (patch)" },
+        { "contrib 0002, vm.pcp_batch_scale_max", "pcp_batch_scale_max (patch)" },
+        { "contrib 0003, /sys/kernel/mm/percpu", "mm/percpu in sysfs (patch)" },
+        { PROBE_RECLAIM_SCOPE, "reclaim scope=dying (patch)" },
+};
+
+static const struct {
+        const char *label;
+        const char *answer;   /* NULL: any */
+        const char *evidence; /* a substring of the evidence; NULL: any */
+        const char *reason;
+} probe_reasons[] = {
+        { PROBE_PCP_AUTOTUNE, "yes", NULL, "high between high_min and high_max" },
+        { PROBE_PCP_AUTOTUNE, "no", "only vm.percpu_pagelist_fraction", "before 5.14: the fraction is read only" },
+        { PROBE_PCP_AUTOTUNE, "no", NULL, "a fixed high (kernels before 6.7)" },
+        { PROBE_BATCHED_FREES, "yes", NULL, "exit frees at most batch pages a hold" },
+        { PROBE_BATCHED_FREES, "partial", NULL, "only idle-list decay, not at exit" },
+        { PROBE_BATCHED_FREES, "no", NULL, "exit holds follow pcp high" },
+        { PROBE_BATCHED_FREES, "unknown", NULL, "the kernel version is unreadable" },
+        { PROBE_REPARENTING, "yes", NULL, "page cache does not pin removed memcgs" },
+        { PROBE_REPARENTING, "no", NULL, "page cache pins removed memcgs" },
+        { PROBE_REPARENTING, "unknown", NULL, "a kernel newer than those checked" },
+        { PROBE_RECLAIM_ARGS, NULL, "no memory cgroup hierarchy", "no memory cgroup hierarchy" },
+        { PROBE_RECLAIM_ARGS, NULL, "a hypothetical shape", "probed where pcptuned runs" },
+        { PROBE_RECLAIM_ARGS, "no", "cgroup v1", "cgroup v1: reclaim uses force_empty" },
+        { PROBE_RECLAIM_ARGS, "no", "(before 5.19)", "no memory.reclaim (before 5.19)" },
+        { PROBE_RECLAIM_ARGS, "yes", NULL, "reclaim swaps no live anonymous memory" },
+        { PROBE_RECLAIM_ARGS, "no", NULL, "refused: v2 reclaim needs allow-swap" },
+        { PROBE_RECLAIM_ARGS, "unknown", NULL, "known after pcptuned's first write" },
+        { "contrib 0001, fraction -1", "yes", NULL, "minimum writes -1" },
+        { "contrib 0001, fraction -1", "no", NULL, "minimum writes a computed fraction" },
+        { "contrib 0001, fraction -1", "unknown", NULL, "not known until written" },
+        { "contrib 0002, vm.pcp_batch_scale_max", "yes", NULL, "batch_scale_max goals work" },
+        { "contrib 0002, vm.pcp_batch_scale_max", "no", NULL, "the cap is fixed at build time" },
+        { "contrib 0003, /sys/kernel/mm/percpu", "yes", "without depopulate", "counters, no depopulate trigger" },
+        { "contrib 0003, /sys/kernel/mm/percpu", "yes", NULL, "counters and the depopulate trigger" },
+        { "contrib 0003, /sys/kernel/mm/percpu", "no", NULL, "percpu counters from debugfs only" },
+        { "contrib 0003, /sys/kernel/mm/percpu", "unknown", NULL, "not probed (a hypothetical shape)" },
+        { PROBE_RECLAIM_SCOPE, "no", "cgroup v1", "cgroup v1: reclaim uses force_empty" },
+        { PROBE_RECLAIM_SCOPE, "yes", NULL, "only dying memcgs are reclaimed" },
+        { PROBE_RECLAIM_SCOPE, "no", NULL, "refused: live cgroups are scanned too" },
+        { PROBE_RECLAIM_SCOPE, "unknown", "only a write tells", "known after pcptuned's first write" },
+        { NULL, "unknown", "a hypothetical shape", "a hypothetical shape" },
+};
+
+const char *kernel_probe_name(const char *label) {
+        for (size_t i = 0; i < ELEMENTSOF(probe_names); i++)
+                if (streq(probe_names[i].label, label))
+                        return probe_names[i].name;
+        return label;
+}
+
+const char *kernel_probe_reason(const char *label, const char *answer, const char *evidence) {
+        for (size_t i = 0; i < ELEMENTSOF(probe_reasons); i++)
+                if ((!probe_reasons[i].label || streq(probe_reasons[i].label, label)) &&
+                    (!probe_reasons[i].answer || streq(probe_reasons[i].answer, answer)) &&
+                    (!probe_reasons[i].evidence || strstr(evidence, probe_reasons[i].evidence)))
+                        return probe_reasons[i].reason;
+        return NULL;
+}
+
+void kernel_probes_print_json(FILE *f, json_object *a, bool verbose) {
+        fprintf(f, verbose ? "kernel probes\n" : "kernel probes (--verbose: the evidence)\n");
         for (size_t i = 0; i < view_len(a, NULL); i++) {
                 json_object *r = view_idx(a, NULL, i);
-                const char *effect = view_str(r, "effect", "");
+                const char *label = view_str(r, "label", ""), *answer = view_str(r, "answer", "");
+                const char *evidence = view_str(r, "evidence", ""), *effect = view_str(r, "effect", "");
+                const char *reason = kernel_probe_reason(label, answer, evidence);
                 char prefix[96], text[2 * PROBE_TEXT_MAX + 8];
-                snprintf(prefix, sizeof prefix, "  %s: %s - ", view_str(r, "label", ""), view_str(r, "answer", ""));
-                snprintf(text, sizeof text, "%s.%s%s", view_str(r, "evidence", ""), effect[0] ? " pcptune: " : "", effect);
+
+                if (!verbose) {
+                        /* No reason in the table: the evidence up to its first clause, cut to the line. */
+                        if (!reason)
+                                snprintf(text, MIN(sizeof text, strcspn(evidence, ":;(") + 1), "%s", evidence);
+                        fprintf(f, "  %-27s %-8s %.41s\n", kernel_probe_name(label), answer, reason ? reason : text);
+                        continue;
+                }
+                snprintf(prefix, sizeof prefix, "  %s: %s - ", label, answer);
+                snprintf(text, sizeof text, "%s.%s%s", evidence, effect[0] ? " pcptune: " : "", effect);
                 print_wrapped(f, prefix, 6, text);
         }
 }

@@ -106,10 +106,19 @@ const ProbeResult *kernel_probes_find(const KernelProbes *p, const char *label);
  * "yes"|"no"|"unknown"}.  s: the snapshot k was probed from (NULL: every knob null).  NULL on ENOMEM. */
 json_object *kernel_features_to_json(const KernelFeatures *k, const Snapshot *s);
 
-/* One wrapped paragraph per row ("  label: answer - evidence; effect"), under 100 columns. */
-void kernel_probes_print(FILE *f, const KernelProbes *p);
+/*
+ * One line per row, under 80 columns ("  name answer reason": kernel_probe_name(), the answer,
+ * kernel_probe_reason()); verbose: one wrapped paragraph per row ("  label: answer - evidence. pcptune:
+ * effect"), under 100 columns.
+ */
+void kernel_probes_print(FILE *f, const KernelProbes *p, bool verbose);
 /* The same, rendered from kernel_probes_to_json()'s array (a view's model holds it). */
-void kernel_probes_print_json(FILE *f, json_object *a);
+void kernel_probes_print_json(FILE *f, json_object *a, bool verbose);
+
+/* The short name of a row's label (the label itself if it has none); static. */
+const char *kernel_probe_name(const char *label);
+/* The short reason (at most 41 characters) for a row's label, answer and evidence, or NULL; static. */
+const char *kernel_probe_reason(const char *label, const char *answer, const char *evidence);
 
 /* [{"label", "answer", "evidence", "effect"}...]; NULL on ENOMEM. */
 json_object *kernel_probes_to_json(const KernelProbes *p);

@@ -992,6 +992,10 @@ static void print_decision(FILE *f, json_object *d) {
 }
 
 void report_print_model(FILE *f, json_object *j) {
+        report_print_view(f, j, false);
+}
+
+void report_print_view(FILE *f, json_object *j, bool verbose) {
         print_host(f, j);
         print_memcg(f, j);
         if (view_has(j, "percpu"))
@@ -1007,7 +1011,7 @@ void report_print_model(FILE *f, json_object *j) {
         print_bulk_free(f, view_get(j, "bulk_free"));
         print_knobs(f, j);
         if (view_has(j, "probes"))
-                kernel_probes_print_json(f, view_get(j, "probes"));
+                kernel_probes_print_json(f, view_get(j, "probes"), verbose);
         print_contrib(f, view_get(j, "contrib"));
         print_zones(f, j);
         print_policies(f, j);
@@ -1015,12 +1019,12 @@ void report_print_model(FILE *f, json_object *j) {
         print_decision(f, view_get(j, "decision"));
 }
 
-int report_print(FILE *f, const ReportInput *in) {
+int report_print(FILE *f, const ReportInput *in, bool verbose) {
         json_object *j = report_to_json(in);
 
         if (!j)
                 return -ENOMEM;
-        report_print_model(f, j);
+        report_print_view(f, j, verbose);
         json_object_put(j);
         return 0;
 }

@@ -48,11 +48,14 @@ const char *report_knob_state(const ReportInput *in);
  */
 json_object *report_to_json(const ReportInput *in);
 
-/* The text of a report_to_json() model: aligned tables under 100 columns. */
+/* The text of a report_to_json() model: aligned tables under 100 columns; verbose: each kernel probe's
+ * evidence and effect (kernel_probes_print_json()), else one line per probe. */
+void report_print_view(FILE *f, json_object *model, bool verbose);
+/* report_print_view(f, model, false). */
 void report_print_model(FILE *f, json_object *model);
 
-/* report_to_json() rendered as text by report_print_model().  0 or -ENOMEM. */
-int report_print(FILE *f, const ReportInput *in);
+/* report_to_json() rendered as text by report_print_view().  0 or -ENOMEM. */
+int report_print(FILE *f, const ReportInput *in, bool verbose);
 
 /*
  * The "bulk_free" object of a status file written by pcptuned (JSON of

@@ -275,7 +275,7 @@ for kv in nr_chunks=6 nr_empty_chunks=1 nr_to_depopulate=0 nr_sidelined=0 nr_pop
 	echo "${kv#*=}" >"$pc/${kv%%=*}"
 done
 : >"$pc/depopulate"
-out=$("$PCPTUNED" --dry-run --once --root "$tmp/root" --policy-dir "$depop" 2>&1)
+out=$("$PCPTUNED" --dry-run --once --verbose --root "$tmp/root" --policy-dir "$depop" 2>&1)
 if printf '%s' "$out" | grep -q "would write /sys/kernel/mm/percpu/depopulate: 300 empty populated pages per unit, 296 beyond the 4" &&
 	[ ! -s "$pc/depopulate" ] && printf '%s' "$out" | grep -q "contrib 0003, /sys/kernel/mm/percpu: yes"; then
 	tap_ok "dry-run: percpu-depopulate says what it would give back and writes nothing"
@@ -303,7 +303,7 @@ printf 'nr_descendants 2\nnr_dying_descendants 40\n' >"$cg/cgroup.stat"
 printf 'nr_descendants 1\nnr_dying_descendants 40\n' >"$cg/pods/cgroup.stat"
 printf 'nr_descendants 0\nnr_dying_descendants 0\n' >"$cg/pods/c1/cgroup.stat"
 : >"$cg/pods/memory.reclaim"
-out=$("$PCPTUNED" --dry-run --once --root "$tmp/root" --policy-dir "$reparent" 2>&1)
+out=$("$PCPTUNED" --dry-run --once --verbose --root "$tmp/root" --policy-dir "$reparent" 2>&1)
 if printf '%s' "$out" | grep -q "dying memcg reparenting: no - by kernel version 6.18.44" &&
 	printf '%s' "$out" | grep -q "looking for subtrees holding dying memcgs" &&
 	! printf '%s' "$out" | grep -q "stays inactive"; then
@@ -312,7 +312,7 @@ else
 	tap_fail "reparenting no" "$out"
 fi
 mkdir -p "$tmp/root/.pcptune"; echo 1 >"$tmp/root/.pcptune/dying-memcg-reparenting"
-out=$("$PCPTUNED" --dry-run --once --root "$tmp/root" --policy-dir "$reparent" 2>&1)
+out=$("$PCPTUNED" --dry-run --once --verbose --root "$tmp/root" --policy-dir "$reparent" 2>&1)
 if printf '%s' "$out" | grep -q "dying memcg reparenting: yes - declared by the root tree" &&
 	printf '%s' "$out" | grep -q "reclaim-dying stays inactive: this kernel reparents LRU folios" &&
 	! printf '%s' "$out" | grep -q "looking for subtrees"; then

@@ -3,7 +3,7 @@
 # --help and the man pages agree: every option pcptuned --help and pcptunectl --help show has an entry
 # under OPTIONS of pcptuned(8) / pcptunectl(8), and every entry there is in --help; `pcptunectl COMMAND
 # --help` shows that command's usage and options (and not other commands'), each in the global help and
-# offered by the bash completion for that command.  Prints TAP.
+# offered by the bash completion for that command; every --help fits 80 columns.  Prints TAP.
 . "$(dirname "$0")/tap.sh"
 
 # Long options in --help text, and the OPTIONS entries (the line after .TP) of a man page.
@@ -52,4 +52,19 @@ printf '%s\n' "$out" | grep -q -- "--fraction" && ! printf '%s\n' "$out" | grep 
 	tap_fail "unknown command --help"
 "$PCPTUNECTL" --help | grep -q "^Usage: pcptunectl \[OPTIONS\] COMMAND" && tap_ok "pcptunectl --help: the global help" ||
 	tap_fail "global help"
+# Every --help fits a terminal of 80 columns: both programs' and each command's; a description never
+# runs into its option or command (a word of it right after a word of the head, one space between).
+for help in "pcptuned" "pcptunectl" $(for c in $cmds; do echo "pcptunectl:$c"; done); do
+	prog=${help%%:*} cmd=${help#*:}; [ "$cmd" = "$help" ] && cmd=
+	bin=$PCPTUNED; [ $prog = pcptunectl ] && bin=$PCPTUNECTL
+	out=$("$bin" $cmd --help)
+	wide=$(printf '%s\n' "$out" | awk 'length > 80 { print length ": " $0 }')
+	# A head line (an option or a command) with its description: the description starts at column 26;
+	# a head alone on its line is an option or a command and at most one argument.
+	runon=$(printf '%s\n' "$out" | grep -E '^  +[^ ]' | grep -vE '^ {25}' | awk 'length > 25' |
+		grep -vE '^.{24} [^ ]' | grep -vE '^ +(-[a-zA-Z], )?--[a-z-]+(\[?=[A-Z]+\]?)?( [A-Z][A-Z.:=_]*)?$' |
+		grep -vE '^  [a-z]+( -[a-z] [^ ]+| [A-Z.]+)?$')
+	[ -n "$out" ] && [ -z "$wide" ] && [ -z "$runon" ] && tap_ok "$prog${cmd:+ $cmd} --help fits 80 columns, descriptions from column 26" ||
+		tap_fail "$prog${cmd:+ $cmd} --help: lines wider than 80 columns or run into their head" "$wide" "$runon"
+done
 tap_done

@@ -323,17 +323,94 @@ static void test_probe_rows(void **state) {
         assert_string_equal(json_object_get_string(v_answer), "partial");
         json_object_put(j);
 
-        /* Text: one paragraph per row, under 100 columns. */
+        /* Verbose text: one paragraph per row, under 100 columns. */
         char *buf = NULL;
         size_t len = 0;
         FILE *f = open_memstream(&buf, &len);
         assert_non_null(f);
-        kernel_probes_print(f, &p);
+        kernel_probes_print(f, &p, true);
         fclose(f);
         assert_non_null(strstr(buf, "  batched bulk frees: partial - by kernel version 6.12.117"));
         for (char *line = strtok(buf, "\n"); line; line = strtok(NULL, "\n"))
                 assert_true(strlen(line) < 100);
         free(buf);
+}
+
+/*
+ * The short text (status, plan and the dry-run report without --verbose): a header and one line per row,
+ * at most 80 columns, each with the row's short name, its answer and a reason of the table (not a cut
+ * of the evidence), naming no test script and no patch number.  rows: the rows of the probes printed.
+ */
+static void assert_short_lines(const KernelProbes *p) {
+        char *buf = NULL, *save = NULL;
+        size_t len = 0, n = 0;
+        FILE *f = open_memstream(&buf, &len);
+
+        assert_non_null(f);
+        kernel_probes_print(f, p, false);
+        fclose(f);
+        for (char *line = strtok_r(buf, "\n", &save); line; line = strtok_r(NULL, "\n", &save), n++) {
+                assert_true(strlen(line) <= 80);
+                assert_null(strstr(line, "tests/"));
+                assert_null(strstr(line, "contrib 0"));
+                if (n == 0)
+                        continue;
+                const ProbeResult *r = &p->rows[n - 1];
+                const char *reason = kernel_probe_reason(r->label, probe_answer_to_string(r->answer), r->evidence);
+                if (!reason)
+                        fail_msg("no short reason for '%s: %s - %s'", r->label, probe_answer_to_string(r->answer),
+                                 r->evidence);
+                assert_non_null(strstr(line, kernel_probe_name(r->label)));
+                assert_non_null(strstr(line, probe_answer_to_string(r->answer)));
+                assert_non_null(strstr(line, reason));
+        }
+        assert_int_equal(n, p->n + 1);
+        free(buf);
+}
+
+/* Every captured tree, with every state of the features a write tells, a declared reparenting kernel and
+ * shapes of several kernels: every row has its short line. */
+static void test_short_lines(void **state) {
+        (void) state;
+        for (size_t i = 0; fixture_sets[i]; i++) {
+                _cleanup_(freep) char *root = fixture_root(fixture_sets[i], "root");
+                Snapshot *s = NULL;
+                KernelProbes p;
+
+                run_probes(root, &s, &p);
+                assert_short_lines(&p);
+                for (FeatureState st = 0; st < _FEATURE_STATE_MAX; st++)
+                        for (int sys = 0; sys < 2; sys++) {
+                                KernelFeatures feat = { .fraction_floor = st, .reclaim_swappiness = st,
+                                                        .reclaim_scope_dying = st, .percpu_sysfs = sys,
+                                                        .percpu_depopulate = sys && st == FEATURE_PRESENT };
+                                kernel_probes_run(&(ProbeInput){ .root = root, .snap = s, .kernel = s->topo.kernel,
+                                                                 .features = &feat },
+                                                  &p);
+                                assert_short_lines(&p);
+                        }
+                snapshot_free(s);
+        }
+        for (int declared = 0; declared < 2; declared++) {
+                char *root = root_declaring("dying-memcg-reparenting", declared);
+                Snapshot *s = NULL;
+                KernelProbes p;
+                run_probes(root, &s, &p);
+                assert_short_lines(&p);
+                snapshot_free(s);
+                root_remove(root);
+        }
+        const char *versions[] = { "5.10.0", "6.1.0", "6.12.117", "6.18.44", "6.19.0", "7.2.0" };
+        for (size_t i = 0; i < ELEMENTSOF(versions); i++) {
+                KernelVersion kv;
+                KernelProbes p;
+                assert_int_equal(kernel_version_parse(versions[i], &kv), 0);
+                kernel_probes_run(&(ProbeInput){ .kernel = kv }, &p);
+                assert_short_lines(&p);
+        }
+        KernelProbes p;
+        kernel_probes_run(&(ProbeInput){ .kernel = { 0 } }, &p);
+        assert_short_lines(&p);
 }
 
 /* nr_pcp_free() at its largest, and the batched free_frozen_page_commit(). */
@@ -354,6 +431,7 @@ int main(void) {
                 cmocka_unit_test(test_batched_frees),   cmocka_unit_test(test_reparenting),
                 cmocka_unit_test(test_probe_rows),      cmocka_unit_test(test_bulk_free_model),
                 cmocka_unit_test(test_reclaim_scope),   cmocka_unit_test(test_contrib_scale),
+                cmocka_unit_test(test_short_lines),
         };
         log_setup("test-probes", LOG_TARGET_NULL, LOG_DEBUG);
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -75,7 +75,7 @@ static void test_status_text_from_model(void **state) {
                 /* report_print() is the same rendering of the same model. */
                 FILE *f = open_memstream(&direct, &len);
                 assert_non_null(f);
-                assert_int_equal(report_print(f, &in), 0);
+                assert_int_equal(report_print(f, &in, false), 0);
                 fclose(f);
                 text = render(report_print_model, m);
                 assert_string_equal(text, direct);

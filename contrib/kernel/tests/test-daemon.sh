@@ -59,7 +59,7 @@ else
 	echo "$out" | grep -q "percpu-depopulate in" && fail "the trigger ran without the patch"
 fi
 
-st=$(pcptunectl status --state-dir /run/pt --no-owner-check --policy-dir $P/empty 2>&1)
+st=$(pcptunectl status --verbose --state-dir /run/pt --no-owner-check --policy-dir $P/empty 2>&1)
 if [ $patched = 1 ]; then
 	echo "$st" | grep -q "contrib 0002, vm.pcp_batch_scale_max: yes - /proc/sys/vm/pcp_batch_scale_max = [0-9]" &&
 		echo "$st" | grep -q "contrib 0003, /sys/kernel/mm/percpu: yes" && pass "status shows the contrib mechanisms" ||
@@ -79,7 +79,7 @@ if [ -f $cg/memory.reclaim ]; then
 	echo "$out" | grep -q "scope=dying (contrib/kernel 0004): $want" && pass "the daemon's scope=dying probe: $want" ||
 		fail "scope=dying probe (the kernel: $want): $out"
 fi
-pl=$(pcptunectl plan --no-owner-check --policy-dir $P/empty 2>&1)
+pl=$(pcptunectl plan --verbose --no-owner-check --policy-dir $P/empty 2>&1)
 echo "$pl" | grep -q "contrib 0003, /sys/kernel/mm/percpu:" && pass "plan's advisories list the contrib mechanisms" || fail "plan: $pl"
 echo "RESULT: $fails failed"
 [ $fails = 0 ]
