@@ -64,9 +64,9 @@ if [ -e /sys/fs/cgroup/memory/memory.usage_in_bytes ]; then
 		tap_ok "cgroup v1 host: a reclaim-dying rule with no v1 method is warned about" || tap_fail "v1 warning" "$(cat "$tmp/out")"
 fi
 # Author words stay out of what operators read.
-jargon=$(grep -nE "seed [0-9]{3}|the seed|stated apart|not tried|49x" "$top_srcdir/README" "$top_srcdir"/man/*.[58] \
+jargon=$(grep -nE "seed [0-9]{3}|the seed|stated apart|not tried|49x" "$top_srcdir/README" "$top_srcdir"/docs/*.md "$top_srcdir"/man/*.[58] \
 	"$top_srcdir"/daemon/*.c "$top_srcdir"/daemon/*.h)
-[ -z "$jargon" ] && tap_ok "no author jargon in README, man pages and sources" || tap_fail "jargon" "$jargon"
+[ -z "$jargon" ] && tap_ok "no author jargon in README, docs, man pages and sources" || tap_fail "jargon" "$jargon"
 
 # status on a fixture root: the report, no daemon.
 expect_rc "pcptunectl status on a fixture" 0 "$PCPTUNECTL" --root "$root" --state-dir "$tmp/state" \

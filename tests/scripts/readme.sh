@@ -5,7 +5,7 @@
 # only build-aux/debian-packages, the second that and build-aux/debian-packages-test;
 # the lists hold valid Debian package names, once each, and the main list has
 # nothing that only the tests use.  Where apt has package lists, every name is
-# known to apt-cache.  Prints TAP.
+# known to apt-cache.  The README has at most 300 lines and names only files that exist.  Prints TAP.
 . "$(dirname "$0")/tap.sh"
 
 readme=$top_srcdir/README main=$top_srcdir/build-aux/debian-packages test=$top_srcdir/build-aux/debian-packages-test
@@ -24,6 +24,14 @@ case $second in
 esac
 grep -qxF -- "$second" "$top_srcdir/.ci/run" && tap_ok ".ci/run runs exactly the README's test command" ||
 	tap_fail ".ci/run does not run the README's test command" "$second"
+
+# The README is a front door: at most 300 lines, and every file it sends a reader to exists.
+lines=$(wc -l <"$readme")
+[ "$lines" -le 300 ] && tap_ok "the README has $lines lines (at most 300)" || tap_fail "the README has $lines lines, more than 300"
+missing=$(grep -oE '(docs/[a-z0-9-]+\.md|contrib/[a-z]+/README|tests/[a-z]+/README|man/[a-z.]+\.[58])' "$readme" | sort -u |
+	while read -r f; do [ -e "$top_srcdir/$f" ] || echo "$f"; done)
+[ -n "$(grep -o 'docs/[a-z-]*\.md' "$readme")" ] && [ -z "$missing" ] && tap_ok "every docs/, README and man page the README names exists" ||
+	tap_fail "the README names files that do not exist" "$missing"
 
 names=$(cat "$main" "$test")
 bad=$(printf '%s\n' "$names" | grep -vxE '[a-z0-9][a-z0-9.+-]+')
