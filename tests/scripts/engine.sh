@@ -327,6 +327,21 @@ if printf '%s' "$json" | grep -q '"label": "dying memcg reparenting"' &&
 else
 	tap_fail "status json probes" "$json"
 fi
+# Without --verbose the probes are one line each (name, answer, reason) naming no test script nor
+# patch number; --verbose gives the evidence (the same rows as --json).
+text=$("$PCPTUNECTL" --root "$tmp/root" --no-owner-check --policy-dir "$reparent" status 2>/dev/null)
+verbose=$("$PCPTUNECTL" --root "$tmp/root" --no-owner-check --policy-dir "$reparent" status --verbose 2>/dev/null)
+block=$(printf '%s\n' "$text" | sed -n '/^kernel probes/,/^$/p' | sed '1d;/^$/d')
+rows=$(printf '%s' "$json" | grep -c '"label":')
+if [ "$(printf '%s\n' "$block" | wc -l)" = "$rows" ] && [ "$rows" -ge 8 ] &&
+	printf '%s\n' "$block" | grep -qE '^  dying memcg reparenting +yes +page cache does not pin removed memcgs$' &&
+	! printf '%s\n' "$block" | grep -qE 'tests/|contrib 0|.{81}' &&
+	printf '%s\n' "$verbose" | grep -q "dying memcg reparenting: yes - declared by the root tree" &&
+	printf '%s\n' "$verbose" | grep -q "tests/live/live-reparent.sh"; then
+	tap_ok "status: one line per probe ($rows), the evidence with --verbose"
+else
+	tap_fail "status probes text" "$block" "$verbose"
+fi
 
 # --- kernels before 5.14: vm.percpu_pagelist_fraction is only read.
 set_root 6.1.0-57-amd64-smp2-1G
