@@ -262,7 +262,7 @@ for m in cc.get("volumeMounts", []):
 chost = {v["hostPath"]["path"] for v in cvols.values() if "hostPath" in v}
 ok(cmounts.get(cstate) == (cstate, False) and "/run/pcptune" not in chost,
    "it mounts %s at %s and never /run/pcptune (the main journal and lock)" % (cstate, cstate), cmounts)
-ok(cmounts.get("/sys/fs/cgroup", (None, False))[1] is True, "the cgroup tree is mounted read-only", cmounts)
+ok(cmounts.get("/sys/fs/cgroup", (None, False))[1] is True, "the cgroup tree is mounted read-only (recursively only with recursiveReadOnly)", cmounts)
 cpdir = opt(cargs, "--policy-dir")
 ccm = cmounts.get(cpdir, ("", False))[0]
 ok(ccm.startswith("ConfigMap ") and ccm != "ConfigMap " + cm.get("metadata", {}).get("name", "") and cmounts[cpdir][1],
