@@ -43,25 +43,38 @@ out=$(cd "$pdir/tests" && promtool test rules $(basename -a $tests) 2>&1) &&
 	tap_ok "promtool test rules: $n_tests tests in $(echo $tests | wc -w) file(s) pass" || tap_fail "promtool test rules" "$out"
 
 # The tests can fail: each mutation of a rule (a threshold, a selector, a
-# "for") must make them fail.
-mkdir -p "$tmp/tests"
-cp "$pdir"/tests/*.yml "$tmp/tests/"
-mutate() { # NAME SED-EXPRESSION
-	sed -e "$2" "$rules" >"$tmp/pcptune.rules.yml"
-	if cmp -s "$rules" "$tmp/pcptune.rules.yml"; then
-		tap_fail "mutation '$1' changed nothing (the rule file changed: update the test)"
-	elif (cd "$tmp/tests" && promtool test rules *.yml) >/dev/null 2>&1; then
-		tap_fail "the tests still pass with the rules' $1"
+# "for") must make them fail.  One promtool run for all of them: a copy of
+# the tests beside each mutated rule file.
+mutations=(
+	"staleness limit 300 -> 600 s|s/pcptune_last_sample_timestamp_seconds > 300$/pcptune_last_sample_timestamp_seconds > 600/"
+	"PcptuneDown without the disabled-node selector|s/, pcptune_disabled!=\"true\"//"
+	"reload alert on success|s/pcptune_config_last_reload_successful == 0/pcptune_config_last_reload_successful == 1/"
+	"bulk-free p90 instead of p99|s/histogram_quantile(0.99,/histogram_quantile(0.90,/"
+	"bulk-free alert without the 20-hold minimum|s/ >= 20$/ >= 0/"
+	"crash restore on state done|s/state=\"pending\"} == 1/state=\"done\"} == 1/"
+)
+files=()
+for i in "${!mutations[@]}"; do
+	m=$tmp/m$i
+	mkdir -p "$m/tests"
+	cp "$pdir"/tests/*.yml "$m/tests/"
+	sed -e "${mutations[$i]#*|}" "$rules" >"$m/pcptune.rules.yml"
+	files+=("$m"/tests/*.yml)
+done
+promtool test rules "${files[@]}" >"$tmp/mutations.out" 2>&1
+for i in "${!mutations[@]}"; do
+	name=${mutations[$i]%%|*}
+	# promtool prints "Unit Testing:  FILE" then SUCCESS or FAILED for it.
+	verdict=$(awk -v f="$tmp/m$i/tests/" 'index($0, "Unit Testing:") { cur = index($0, f) > 0; next }
+		cur && /^ *(SUCCESS|FAILED)/ { print $1; exit }' "$tmp/mutations.out")
+	if cmp -s "$rules" "$tmp/m$i/pcptune.rules.yml"; then
+		tap_fail "mutation '$name' changed nothing (the rule file changed: update the test)"
+	elif [ "$verdict" = "FAILED:" ] || [ "$verdict" = FAILED ]; then
+		tap_ok "the tests fail with the rules' $name"
 	else
-		tap_ok "the tests fail with the rules' $1"
+		tap_fail "the tests do not fail with the rules' $name (promtool: ${verdict:-no verdict})"
 	fi
-}
-mutate "staleness limit 300 -> 600 s" 's/pcptune_last_sample_timestamp_seconds > 300$/pcptune_last_sample_timestamp_seconds > 600/'
-mutate "PcptuneDown without the disabled-node selector" 's/, pcptune_disabled!="true"//'
-mutate "reload alert on success" 's/pcptune_config_last_reload_successful == 0/pcptune_config_last_reload_successful == 1/'
-mutate "bulk-free p90 instead of p99" 's/histogram_quantile(0.99,/histogram_quantile(0.90,/'
-mutate "bulk-free alert without the 20-hold minimum" 's/ >= 20$/ >= 0/'
-mutate "crash restore on state done" 's/state="pending"} == 1/state="done"} == 1/'
+done
 
 # --- The dashboard and the families the rules and it name.
 python3 - "$rules" "$dash" "$pdir/families.txt" >"$tmp/families.out" 2>&1 <<'EOF'
