@@ -6,8 +6,10 @@
 # rule made wrong on purpose; the dashboard is JSON with a PromQL expression
 # in every panel; every family the rules and the dashboard name is in
 # contrib/prometheus/families.txt and every one listed there is named; each
-# pcptune family of the list is exported by pcptuned (--list-metrics), and
-# the families docs/health.md drops are not.  Prints TAP.  Fast.
+# node_ family of the list is served by prometheus-node-exporter (run for a
+# moment on a loopback port), each pcptune family is exported by pcptuned
+# (--list-metrics), and the families docs/health.md drops are not.  Prints
+# TAP.  Fast.
 #
 # PENDING: the families of docs/health.md that the daemon half of issue 22
 # adds or renames and that pcptuned does not export yet, and the ones it
@@ -165,6 +167,43 @@ unused=$(comm -13 <(printf '%s\n' "$used" | sort) <(printf '%s\n' "$listed" | so
 grep -qx 'sorted: yes' "$tmp/families.out" && tap_ok "families.txt is sorted" || tap_fail "families.txt is not sorted"
 other=$(printf '%s\n' "$listed" | grep -v -e '^pcptune_' -e '^node_')
 [ -z "$other" ] && tap_ok "families.txt holds only pcptune_ and node_exporter (node_) families" || tap_fail "foreign families" "$other"
+
+# --- node_exporter's families of the list: served by this machine's
+# prometheus-node-exporter (textfile, meminfo, pressure and uname collectors
+# only, on a loopback port, stopped at once).
+ne=$(command -v prometheus-node-exporter || command -v node_exporter)
+if [ -n "$ne" ] && command -v curl >/dev/null; then
+	mkdir -p "$tmp/textfile"
+	printf '# HELP pcptune_samples_total samples taken\n# TYPE pcptune_samples_total counter\npcptune_samples_total 1\n' \
+		>"$tmp/textfile/pcptune.prom"
+	served=""
+	for try in 1 2 3; do
+		port=$((20000 + RANDOM % 20000))
+		"$ne" --web.listen-address="127.0.0.1:$port" --collector.disable-defaults --collector.textfile \
+			--collector.textfile.directory="$tmp/textfile" --collector.meminfo --collector.pressure \
+			--collector.uname >"$tmp/ne.log" 2>&1 &
+		ne_pid=$!
+		trap 'kill "$ne_pid" 2>/dev/null; rm -rf "$tmp"' EXIT
+		wait_for 50 curl -sf -o "$tmp/ne.out" "http://127.0.0.1:$port/metrics" && served=1
+		kill "$ne_pid" 2>/dev/null; wait "$ne_pid" 2>/dev/null
+		[ -n "$served" ] && break
+	done
+	if [ -n "$served" ]; then
+		for f in $(printf '%s\n' "$listed" | grep '^node_'); do
+			if grep -Eq "^$f[{ ]" "$tmp/ne.out"; then
+				tap_ok "$("$ne" --version 2>&1 | head -n 1 | cut -d' ' -f1-3) serves $f"
+			elif [ "${f#node_pressure_}" != "$f" ] && [ ! -r /proc/pressure/memory ]; then
+				echo "ok $((++tap_n)) - # SKIP $f: this kernel has no PSI"
+			else
+				tap_fail "node_exporter does not serve $f" "$(grep -c . "$tmp/ne.out") lines served"
+			fi
+		done
+	else
+		tap_fail "prometheus-node-exporter did not serve on a loopback port" "$(tail -n 5 "$tmp/ne.log")"
+	fi
+else
+	echo "ok $((++tap_n)) - # SKIP prometheus-node-exporter or curl not installed: node_ families not checked"
+fi
 
 # --- pcptune's families against what pcptuned exports.
 if [ -x "$PCPTUNED" ]; then
