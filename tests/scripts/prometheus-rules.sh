@@ -79,7 +79,7 @@ for i in "${!mutations[@]}"; do
 done
 
 # --- The dashboard and the families the rules and it name.
-python3 - "$rules" "$dash" "$pdir/families.txt" >"$tmp/families.out" 2>&1 <<'EOF'
+python3 - "$rules" "$dash" "$pdir/families.txt" "$tmp/dashboard.rules.yml" >"$tmp/families.out" 2>&1 <<'EOF'
 import json, re, sys
 import yaml
 rules_path, dash_path, fam_path = sys.argv[1:4]
@@ -132,6 +132,15 @@ for v in d.get("templating", {}).get("list", []):
     if m:
         used.setdefault(m.group(1), set()).add("variable " + v["name"])
 print("panels without an expression: %s" % (", ".join(map(str, bad_panels)) or "none"))
+# Every panel expression as a recording rule, Grafana's variables replaced,
+# for promtool to parse.
+recs = []
+for p in d.get("panels", []):
+    for t in p.get("targets", []):
+        e = (t.get("expr") or "").replace("$__rate_interval", "5m").replace("$instance", ".*")
+        recs.append({"record": "dashboard:panel%s:%s" % (p.get("id"), t.get("refId", "A")), "expr": e})
+with open(sys.argv[4], "w") as f:
+    yaml.safe_dump({"groups": [{"name": "dashboard", "rules": recs}]}, f)
 ids = [p.get("id") for p in d.get("panels", [])]
 print("panel ids unique: %s" % ("yes" if len(ids) == len(set(ids)) else "no"))
 fams = [l.strip() for l in open(fam_path) if l.strip() and not l.startswith("#")]
@@ -156,6 +165,9 @@ else
 fi
 grep -qx 'panels without an expression: none' "$tmp/families.out" && tap_ok "every panel has a PromQL expression" ||
 	tap_fail "panels without an expression" "$(grep '^panels without' "$tmp/families.out")"
+out=$(promtool check rules "$tmp/dashboard.rules.yml" 2>&1) &&
+	tap_ok "promtool parses every panel's expression ($(printf '%s' "$out" | grep -o '[0-9]* rules found'))" ||
+	tap_fail "a panel expression does not parse" "$out"
 grep -qx 'panel ids unique: yes' "$tmp/families.out" && tap_ok "panel ids are unique" || tap_fail "duplicate panel ids"
 used=$(sed -n 's/^used \([^ ]*\) .*/\1/p' "$tmp/families.out")
 listed=$(sed -n 's/^listed //p' "$tmp/families.out")
