@@ -4,8 +4,9 @@
 # contrib/grafana; docs/health.md): `promtool check rules`, `promtool test
 # rules` on contrib/prometheus/tests/*.yml, and the same tests fail on a
 # rule made wrong on purpose; the dashboard is JSON with a PromQL expression
-# in every panel; every family the rules and the dashboard name is in
-# contrib/prometheus/families.txt and every one listed there is named; each
+# in every panel, each of which promtool parses; every family the rules and
+# the dashboard name is in contrib/prometheus/families.txt and every one
+# listed there is named; each
 # node_ family of the list is served by prometheus-node-exporter (run for a
 # moment on a loopback port), each pcptune family is exported by pcptuned
 # (--list-metrics), and the families docs/health.md drops are not.  Prints
