@@ -5,7 +5,9 @@
 # lintian reports no error or warning (overrides carry their reason), the
 # package holds every file it must and nothing from the build, its version is
 # configure's, and its maintainer scripts neither enable nor start the unit,
-# try-restart it on upgrade and stop it on remove.  Installing it for real
+# try-restart it on upgrade and stop it on remove, and its postrm, run on a
+# fake root, purges what the package made and leaves /etc/pcptune (saying
+# so).  Installing it for real
 # (enable, the fraction changes, remove restores, purge) is the VM test:
 # make check-deb-vm.  Run by tests/run-all (not make check: it builds the
 # package, whose build runs make check).  Prints TAP.
@@ -63,7 +65,45 @@ grep -q "deb-systemd-invoke try-restart 'pcptuned.service'" "$tmp/ctl/postinst" 
 	tap_ok "postinst try-restarts the unit on upgrade only" || tap_fail "postinst restart" "$(cat "$tmp/ctl/postinst")"
 grep -q 'deb-systemd-invoke stop pcptuned.service' "$tmp/ctl/prerm" && grep -q 'pcptunectl restore' "$tmp/ctl/prerm" &&
 	tap_ok "prerm stops the unit on remove, then restores a leftover journal" || tap_fail "prerm" "$(cat "$tmp/ctl/prerm")"
-for p in /run/pcptune /etc/pcptune /var/lib/prometheus/node-exporter/pcptune.prom; do
-	grep -qF "$p" "$tmp/ctl/postrm" && tap_ok "postrm purge removes $p" || tap_fail "postrm does not remove $p"
-done
+
+# postrm, run for real on a fake root (DPKG_ROOT), without debhelper's
+# sections (they talk to systemd): purge removes what the package and its
+# daemon made and leaves /etc/pcptune, which the package does not install,
+# saying so; remove removes nothing.  First, statically: every path it
+# removes is below $root (else running it here would touch this machine).
+sed '/^# Automatically added by dh_/,/^# End automatically added section/d' "$tmp/ctl/postrm" >"$tmp/postrm"
+unrooted=$(grep -E '^[[:space:]]*rm ' "$tmp/postrm" | grep -vE '^[[:space:]]*rm -(rf|f)( "\$root/[^"]+")+$')
+if [ -z "$unrooted" ] && grep -q 'root=${DPKG_ROOT:-}' "$tmp/postrm"; then
+	tap_ok "postrm removes only paths below \$DPKG_ROOT"
+	fr=$tmp/fakeroot
+	mkfr() {
+		rm -rf "$fr"
+		mkdir -p "$fr/run/pcptune" "$fr/var/lib/pcptune" "$fr/var/lib/prometheus/node-exporter" "$fr/etc/pcptune/policies.d"
+		echo '{}' >"$fr/run/pcptune/restore.json"; echo x >"$fr/run/pcptune/health"
+		echo '{}' >"$fr/var/lib/pcptune/calibration.json"
+		echo 'pcptune_samples_total 1' >"$fr/var/lib/prometheus/node-exporter/pcptune.prom"
+		echo 'pcptune_samples_total 1' >"$fr/var/lib/prometheus/node-exporter/.pcptune.prom.tmp"
+		echo 'other_metric 1' >"$fr/var/lib/prometheus/node-exporter/other.prom"
+		echo 'version: 1' >"$fr/etc/pcptune/policies.d/90-site.yaml"
+	}
+	mkfr
+	DPKG_ROOT=$fr sh "$tmp/postrm" purge >"$tmp/purge.out" 2>&1; rc=$?
+	left=$(cd "$fr" && find . -type f | sort | paste -sd' ')
+	[ "$rc" = 0 ] && [ "$left" = "./etc/pcptune/policies.d/90-site.yaml ./var/lib/prometheus/node-exporter/other.prom" ] &&
+		[ ! -e "$fr/run/pcptune" ] && [ ! -e "$fr/var/lib/pcptune" ] &&
+		tap_ok "postrm purge removes /run/pcptune, /var/lib/pcptune, pcptune.prom and its temporary file; leaves $left" ||
+		tap_fail "postrm purge (exit $rc)" "left: $left" "$(cat "$tmp/purge.out")"
+	[ "$(grep -c "pcptune: leaving $fr/etc/pcptune (not installed by the package" "$tmp/purge.out")" = 1 ] &&
+		tap_ok "postrm purge says it leaves /etc/pcptune: $(cat "$tmp/purge.out")" || tap_fail "postrm purge message" "$(cat "$tmp/purge.out")"
+	rm -rf "$fr/etc/pcptune"
+	DPKG_ROOT=$fr sh "$tmp/postrm" purge >"$tmp/purge.out" 2>&1
+	[ ! -s "$tmp/purge.out" ] && tap_ok "postrm purge without /etc/pcptune says nothing" || tap_fail "postrm purge output" "$(cat "$tmp/purge.out")"
+	mkfr
+	before=$(cd "$fr" && find . | sort)
+	DPKG_ROOT=$fr sh "$tmp/postrm" remove >"$tmp/remove.out" 2>&1; rc=$?
+	[ "$rc" = 0 ] && [ "$(cd "$fr" && find . | sort)" = "$before" ] && [ ! -s "$tmp/remove.out" ] &&
+		tap_ok "postrm remove removes nothing" || tap_fail "postrm remove (exit $rc)" "$(cat "$tmp/remove.out")"
+else
+	tap_fail "postrm removes a path not below \$DPKG_ROOT (not run)" "$unrooted"
+fi
 tap_done

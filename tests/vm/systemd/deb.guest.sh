@@ -20,8 +20,10 @@
 #                       back, no daemon left, restore.json and pcptune.prom gone
 #   D5 remove-killed    reinstall, pcptuned started by hand and SIGKILLed (a
 #                       journal left behind): apt-get remove restores it (prerm)
-#   D6 purge            apt-get purge: no file of the package, no /etc/pcptune,
-#                       /run/pcptune, metrics file or enablement symlink left
+#   D6 purge            apt-get purge: no file of the package, no /run/pcptune,
+#                       metrics file or enablement symlink left; the policy
+#                       D2 wrote in /etc/pcptune (not the package's) is left,
+#                       and purge says so
 [ -n "${BASH_VERSION:-}" ] || exec bash "$0" "$@"
 set -u
 U=pcptuned.service
@@ -147,13 +149,18 @@ head_ D6 purge
 [ -e "$PROM/pcptune.prom" ] || echo '# pcptune metrics (placed by the test)' >"$PROM/pcptune.prom"
 apt_ D6-apt purge pcptune; rc=$?
 st=$(dpkg-query -W -f '${Status}' pcptune 2>&1)
-leftovers=$(find / -xdev \( -path /proc -o -path /sys -o -path /usr/share/pcptune-vmtest -o -path "$OUT" -o -path /vmtest \) -prune -o \
+leftovers=$(find / -xdev \( -path /proc -o -path /sys -o -path /usr/share/pcptune-vmtest -o -path "$OUT" -o -path /vmtest -o -path /etc/pcptune \) -prune -o \
 	\( -name '*pcptune*' -o -name 'pcptuned*' \) -print 2>/dev/null | grep -v "^$OUT" | paste -sd' ')
 ev "dpkg: $st; files named *pcptune* left: ${leftovers:-none}"
 ok=1
-[ "$rc" = 0 ] && [ -z "$leftovers" ] && [ ! -e /etc/pcptune ] && [ ! -e /run/pcptune ] && [ ! -e "$PROM/pcptune.prom" ] &&
+kept=$(find /etc/pcptune -type f 2>/dev/null | paste -sd' ')
+said=$(grep -c 'pcptune: leaving /etc/pcptune' "$OUT/D6-apt.txt")
+ev "left in /etc/pcptune (the administrator's): ${kept:-nothing}; purge said so: $said line(s)"
+[ "$rc" = 0 ] && [ -z "$leftovers" ] && [ "$kept" = "$PD/50-minimum.yaml" ] && [ "$said" = 1 ] &&
+	[ ! -e /run/pcptune ] && [ ! -e "$PROM/pcptune.prom" ] &&
 	[ ! -e /etc/systemd/system/multi-user.target.wants/$U ] && frac_boot && ok=0
-result $ok D6 purge "apt-get purge exit $rc; dpkg: $st; left: ${leftovers:-nothing}; fraction $(frac)"
+result $ok D6 purge "apt-get purge exit $rc; dpkg: $st; left: ${leftovers:-nothing}, /etc/pcptune: ${kept:-nothing}; fraction $(frac)"
+rm -rf /etc/pcptune
 
 journalctl -b --no-pager -o short-monotonic >"$OUT/journal.txt" 2>&1
 echo "# end: fraction $(frac) (boot $BOOT_FRAC); $passed passed, $failed failed"
