@@ -119,12 +119,16 @@ int pageset_repair(const char *root, Journal *j, int64_t wanted, PagesetCheck *r
                 r = journal_intent(j, d, original, current, large);
                 if (r < 0)
                         return log_error_errno(r, "Failed to journal %s before the repair: %s", d->name, errno_str(r));
+                fault_inject("after-intent");
         }
         r = knob_write(root, d, large);
         if (r >= 0) {
                 fault_inject("after-write");
-                if (j && wanted != current)
+                if (j && wanted != current) {
                         r = journal_intent(j, d, original, large, wanted);
+                        if (r >= 0)
+                                fault_inject("after-intent");
+                }
                 if (r >= 0)
                         r = knob_write(root, d, wanted);
         }
@@ -140,6 +144,7 @@ int pageset_repair(const char *root, Journal *j, int64_t wanted, PagesetCheck *r
                         log_warning_errno(q, "Failed to update the restore journal %s: %s; its intent still names the "
                                              "value in place, ignoring",
                                           j->file, errno_str(q));
+                fault_inject("after-commit");
         }
         if (r < 0)
                 return r;

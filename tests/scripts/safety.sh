@@ -317,6 +317,16 @@ if grep -q "define ENABLE_FAULT_INJECTION 1" "$top_builddir/config.h" 2>/dev/nul
 	"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >>"$tmp/log" 2>&1
 	[ $killed -eq 137 ] && frac_is 0 && no_journal "$tmp/state" && tap_ok "killed right after restoring: the next start finds it done" ||
 		tap_fail "after-restore" "rc=$killed fraction $(frac)" "$(cat "$tmp/log")"
+	# Issue 21 item 9: a short random-kill pass (make fault-pass runs the long one), kills aimed at the
+	# intent window and at repair, resume, restore and --once too.
+	PCPTUNED=$PCPTUNED PCPTUNECTL=$PCPTUNECTL bash "$top_srcdir/tests/fault/kill-pass" "${KILL_PASS_ROUNDS:-12}" >"$tmp/killpass" 2>&1; rc=$?
+	intent=$(sed -n 's/^kills in the intent window: \([0-9]*\) of.*/\1/p' "$tmp/killpass")
+	if [ $rc -eq 0 ] && grep -q "^every original restored: yes" "$tmp/killpass" && [ "${intent:-0}" -gt 0 ]; then
+		tap_ok "kill pass: $(grep "^kills in the intent window" "$tmp/killpass"), every original restored"
+		sed 's/^/# /' "$tmp/killpass" | grep "^# SIGKILL\|^# crash points"
+	else
+		tap_fail "kill pass (rc $rc)" "$(cat "$tmp/killpass")"
+	fi
 else
 	tap_ok "# SKIP crash points: this build has no --enable-fault-injection (tests/run-all's ASan build does)"
 fi
