@@ -529,7 +529,8 @@ static void test_journal_per_root(void **state) {
         journal_file_name(b, nb);
         assert_string_not_equal(na, nb);
         assert_int_equal(strlen(na), strlen("restore-0123456789abcdef.json"));
-        assert_true(asprintf(&fa, "%s/%s", sd, na) > 0 && asprintf(&fb, "%s/%s", sd, nb) > 0);
+        assert_true(asprintf(&fa, "%s/%s", sd, na) > 0);
+        assert_true(asprintf(&fb, "%s/%s", sd, nb) > 0);
         assert_true(asprintf(&legacy, "%s/" JOURNAL_FILE, sd) > 0);
         assert_string_equal(ja->file, fa);
 
