@@ -799,10 +799,21 @@ static int cmd_restore(const CtlOptions *o) {
                           o->root);
                 return 1;
         }
-        /* Hold the root's lock while writing: a daemon starting now would take our value for its original. */
+        /* Hold the root's lock while writing: a daemon starting now would take our value for its original.
+         * Read the journal again under it: a daemon that stopped meanwhile changed or removed it. */
         lock = ctl_lock_root(o);
         if (lock < 0)
                 return 1;
+        j = journal_free(j);
+        r = journal_load(o->state_dir, o->root, &j, err, sizeof err);
+        if (r == -ENOENT) {
+                printf("No restore journal for root %s in %s: nothing to restore\n", o->root, o->state_dir);
+                return 0;
+        }
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the restore journal in %s: %s", o->state_dir,
+                                       *err ? err : errno_str(r)),
+                       1;
         r = journal_restore(j, o->root, "pcptunectl restore");
         if (r < 0)
                 return 1;
