@@ -4,7 +4,10 @@
 # roots (issue 9): crafted and untrusted journals, pcptunectl restore and --root,
 # crash points between the intent and the commit (a --enable-fault-injection
 # build; skipped otherwise), a full or read-only state directory, two daemons on
-# one root, FIFOs, temporary files left by a kill, symlinks out of the root.
+# one root, FIFOs, temporary files left by a kill, symlinks out of the root;
+# issue 21: repair after a crash, two roots sharing a state directory, duplicate
+# keys and NULs in a journal, and a short random-kill pass (tests/fault/kill-pass)
+# aimed at the intent window in fault-injection builds.
 # Prints TAP.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/fake-root.sh"
