@@ -320,7 +320,7 @@ static json_object *status_daemon_json(const CtlOptions *o, int pid, json_object
         if (pid <= 0) {
                 _cleanup_(journal_freep) Journal *j = NULL;
                 char err[512];
-                int q = journal_load(o->state_dir, &j, err, sizeof err);
+                int q = journal_load(o->state_dir, o->root, &j, err, sizeof err);
                 if (q >= 0) {
                         json_object *a = json_object_new_array();
                         for (size_t i = 0; a && i < j->n_entries; i++) {
@@ -739,26 +739,81 @@ static int cmd_liveness(const CtlOptions *o) {
         return 0;
 }
 
+/*
+ * Take the root's daemon lock (manager_lock_path()) for a command that writes a knob, so that no
+ * pcptuned starts on the root (and takes our value for its original) while we write.  Returns the
+ * fd (>= 0) or -errno, logged.
+ */
+static int ctl_lock_root(const CtlOptions *o) {
+        _cleanup_(freep) char *lockpath = NULL;
+        _cleanup_(closep) int lock = -EBADF;
+        int r;
+
+        r = manager_lock_path(o->root, &lockpath);
+        if (r >= 0) {
+                char *slash = strrchr(lockpath, '/');
+                *slash = 0;
+                r = mkdir_p(lockpath, 0755);
+                *slash = '/';
+        }
+        if (r >= 0 && (lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644)) < 0)
+                r = negative_errno();
+        if (r >= 0 && flock(lock, LOCK_EX | LOCK_NB) < 0)
+                r = negative_errno();
+        if (r == -EWOULDBLOCK)
+                return log_error_errno(r, "pcptuned is running on root %s (lock %s): stop it instead (it restores on "
+                                          "stop)",
+                                       o->root, lockpath);
+        if (r < 0)
+                return log_error_errno(r, "Failed to lock %s: %s", strna(lockpath), errno_str(r));
+        return TAKE_FD(lock);
+}
+
+/* The roots of the other journals in the state directory (restore-*.json, or a restore.json of another root). */
+static void restore_hint_other_roots(const CtlOptions *o) {
+        DIR *d = opendir(o->state_dir);
+        char mine[JOURNAL_NAME_MAX], eroot[PATH_MAX];
+        struct dirent *de;
+
+        if (!d)
+                return;
+        journal_file_name(o->root, mine);
+        while ((de = readdir(d))) {
+                _cleanup_(freep) char *file = NULL;
+                _cleanup_(journal_freep) Journal *j = NULL;
+                size_t n = strlen(de->d_name);
+
+                if (streq(de->d_name, mine) ||
+                    (!streq(de->d_name, JOURNAL_FILE) &&
+                     (strncmp(de->d_name, "restore-", 8) != 0 || n < 13 || !streq(de->d_name + n - 5, ".json"))))
+                        continue;
+                if (asprintf(&file, "%s/%s", o->state_dir, de->d_name) < 0 ||
+                    journal_load_path(file, &j, NULL, 0) < 0 || streq(j->root, o->root))
+                        continue;
+                printf("  %s holds the journal of root %s (pass --root %s to restore it)\n", file,
+                       str_escape(j->root, eroot, sizeof eroot), eroot);
+        }
+        closedir(d);
+}
+
 static int cmd_restore(const CtlOptions *o) {
         _cleanup_(journal_freep) Journal *j = NULL;
-        char err[512], eroot[PATH_MAX];
+        _cleanup_(closep) int lock = -EBADF;
+        char err[512];
         int pid, r;
 
-        /* The journal first: with none, or one of another root, a daemon running on
-         * this root has nothing to do with it (and the answer does not depend on it). */
-        r = journal_load(o->state_dir, &j, err, sizeof err);
+        /* The journal first: with none, a daemon running on this root has nothing to do with it (and the
+         * answer does not depend on it).  Only this root's journal: the values are restored below --root
+         * (default /), never below a root named by the file. */
+        r = journal_load(o->state_dir, o->root, &j, err, sizeof err);
         if (r == -ENOENT) {
-                printf("No restore journal in %s: nothing to restore\n", o->state_dir);
+                printf("No restore journal for root %s in %s: nothing to restore\n", o->root, o->state_dir);
+                restore_hint_other_roots(o);
                 return 0;
         }
         if (r < 0)
                 return log_error_errno(r, "Failed to read the restore journal in %s: %s", o->state_dir,
                                        *err ? err : errno_str(r)),
-                       1;
-        /* The values are restored below --root (default /), never below a root named by the file. */
-        if (!streq(j->root, o->root))
-                return log_error("The restore journal in %s belongs to root %s, not %s: pass --root %s to restore it",
-                                 o->state_dir, str_escape(j->root, eroot, sizeof eroot), o->root, eroot),
                        1;
         pid = daemon_pid(o);
         if (pid > 0) {
@@ -766,6 +821,21 @@ static int cmd_restore(const CtlOptions *o) {
                           o->root);
                 return 1;
         }
+        /* Hold the root's lock while writing: a daemon starting now would take our value for its original.
+         * Read the journal again under it: a daemon that stopped meanwhile changed or removed it. */
+        lock = ctl_lock_root(o);
+        if (lock < 0)
+                return 1;
+        j = journal_free(j);
+        r = journal_load(o->state_dir, o->root, &j, err, sizeof err);
+        if (r == -ENOENT) {
+                printf("No restore journal for root %s in %s: nothing to restore\n", o->root, o->state_dir);
+                return 0;
+        }
+        if (r < 0)
+                return log_error_errno(r, "Failed to read the restore journal in %s: %s", o->state_dir,
+                                       *err ? err : errno_str(r)),
+                       1;
         r = journal_restore(j, o->root, "pcptunectl restore");
         if (r < 0)
                 return 1;
@@ -1145,8 +1215,8 @@ static int cmd_repair(const CtlOptions *o) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
         _cleanup_(journal_freep) Journal *j = NULL;
         _cleanup_(closep) int lock = -EBADF;
-        _cleanup_(freep) char *lockpath = NULL;
         PagesetCheck c = { 0 }, after = { 0 };
+        char err[512];
         int pid, r;
 
         SnapshotError serr = { 0 };
@@ -1182,22 +1252,23 @@ static int cmd_repair(const CtlOptions *o) {
         r = mkdir_p(o->state_dir, 0755);
         if (r < 0)
                 return log_error_errno(r, "Failed to create the state directory %s: %s", o->state_dir, errno_str(r)), 1;
-        r = manager_lock_path(o->root, &lockpath);
-        if (r >= 0) {
-                char *slash = strrchr(lockpath, '/');
-                *slash = 0;
-                r = mkdir_p(lockpath, 0755);
-                *slash = '/';
-        }
-        if (r >= 0 && (lock = open(lockpath, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0644)) < 0)
-                r = negative_errno();
-        if (r >= 0 && flock(lock, LOCK_EX | LOCK_NB) < 0)
-                r = negative_errno();
-        if (r < 0)
-                return log_error_errno(r, "Failed to lock %s: %s", strna(lockpath), errno_str(r)), 1;
-        j = journal_new(o->state_dir, o->root);
-        if (!j)
-                return log_oom(), 1;
+        lock = ctl_lock_root(o);
+        if (lock < 0)
+                return 1;
+        /* Extend the journal a run that did not stop cleanly left (its originals stay the ones restored),
+         * never start an empty one over it; refuse one we cannot read. */
+        r = journal_load(o->state_dir, o->root, &j, err, sizeof err);
+        if (r == -ENOENT) {
+                j = journal_new(o->state_dir, o->root);
+                if (!j)
+                        return log_oom(), 1;
+        } else if (r < 0)
+                return log_error_errno(r, "Failed to read the restore journal in %s: %s; refusing to repair over it "
+                                          "(inspect it, then run `pcptunectl restore` or remove it)",
+                                       o->state_dir, *err ? err : errno_str(r)),
+                       1;
+        else if (j->n_entries > 0)
+                printf("the restore journal %s holds the originals of a run that did not stop cleanly: kept\n", j->file);
         r = pageset_repair(o->root, j, wanted, &after);
         if (r >= 0 || r == -EBADE)
                 printf("after the repair: %zu of %zu values exact\n", after.exact, after.compared);

@@ -24,19 +24,42 @@ Journal *journal_free(Journal *j) {
         return NULL;
 }
 
-Journal *journal_new(const char *state_dir, const char *root) {
+char *journal_file_name(const char *root, char buf[static JOURNAL_NAME_MAX]) {
+        /* FNV-1a, 64 bits (offset basis and prime of the FNV reference): a name, not a secret; a
+         * collision of two roots is caught by the root recorded inside (journal_load() refuses). */
+        uint64_t h = UINT64_C(0xcbf29ce484222325);
+
+        if (!root || !*root || streq(root, "/")) {
+                snprintf(buf, JOURNAL_NAME_MAX, "%s", JOURNAL_FILE);
+                return buf;
+        }
+        for (const unsigned char *c = (const unsigned char *) root; *c; c++) {
+                h ^= *c;
+                h *= UINT64_C(0x100000001b3);
+        }
+        snprintf(buf, JOURNAL_NAME_MAX, "restore-%016" PRIx64 ".json", h);
+        return buf;
+}
+
+static Journal *journal_new_file(const char *file, const char *root) {
         _cleanup_(journal_freep) Journal *j = calloc(1, sizeof(Journal));
 
         if (!j)
                 return NULL;
-        if (asprintf(&j->file, "%s/%s", state_dir, JOURNAL_FILE) < 0) {
-                j->file = NULL;
-                return NULL;
-        }
-        j->root = strdup(root ?: "/");
-        if (!j->root)
+        j->file = strdup(file);
+        j->root = strdup(root && *root ? root : "/");
+        if (!j->file || !j->root)
                 return NULL;
         return TAKE_PTR(j);
+}
+
+Journal *journal_new(const char *state_dir, const char *root) {
+        _cleanup_(freep) char *file = NULL;
+        char name[JOURNAL_NAME_MAX];
+
+        if (asprintf(&file, "%s/%s", state_dir, journal_file_name(root, name)) < 0)
+                return NULL;
+        return journal_new_file(file, root);
 }
 
 static JournalEntry *journal_entry(Journal *j, const KnobDesc *k) {
@@ -218,12 +241,60 @@ static int journal_check_trust(const char *file, int fd, char *err, size_t errle
         return 0;
 }
 
+/* A string member: -EINVAL if missing or not a string, -EBADMSG if it holds a NUL (C would read it cut short). */
 static int json_get_string(json_object *o, const char *key, const char **ret) {
         json_object *v;
         if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
                 return -EINVAL;
         *ret = json_object_get_string(v);
+        if (strlen(*ret) != (size_t) json_object_get_string_len(v))
+                return -EBADMSG;
         return 0;
+}
+
+long journal_json_members(const char *text, size_t len, char *err, size_t errlen) {
+        long members = 0;
+        bool in_string = false;
+
+        for (size_t i = 0; i < len; i++) {
+                unsigned char c = (unsigned char) text[i];
+
+                if (in_string) {
+                        if (c == '"')
+                                in_string = false;
+                        else if (c == '\\') {
+                                if (++i >= len)
+                                        break;
+                                if (text[i] == 'u' && len - i > 4 && memcmp(text + i + 1, "0000", 4) == 0)
+                                        return journal_fail(err, errlen, "holds an escaped NUL character (\\u0000)");
+                        }
+                        continue;
+                }
+                if (c == '"')
+                        in_string = true;
+                else if (c == ':')
+                        members++;
+                else if (c == 0 || !strchr("{}[], \t\r\n-+.0123456789eEtruefalsn", c))
+                        return journal_fail(err, errlen, "holds a character JSON does not allow outside strings (0x%02x)", c);
+        }
+        if (in_string)
+                return journal_fail(err, errlen, "ends inside a string");
+        return members;
+}
+
+/* Members of every object in a parsed tree (json-c's default depth limit bounds the recursion). */
+static long json_tree_members(json_object *o) {
+        long n = 0;
+
+        if (json_object_is_type(o, json_type_object)) {
+                json_object_object_foreach(o, key, v) {
+                        (void) key;
+                        n += 1 + json_tree_members(v);
+                }
+        } else if (json_object_is_type(o, json_type_array))
+                for (size_t i = 0; i < json_object_array_length(o); i++)
+                        n += json_tree_members(json_object_array_get_idx(o, i));
+        return n;
 }
 
 static int json_get_int64(json_object *o, const char *key, int64_t *ret) {
@@ -242,10 +313,14 @@ static int journal_parse_entry(json_object *o, int version, size_t idx, const Jo
         char ename[96], epath[128];
         const KnobDesc *k;
         JournalEntry e = { 0 };
+        int r;
 
         if (!json_object_is_type(o, json_type_object))
                 return journal_fail(err, errlen, "%s: entry %zu is not an object", j->file, idx + 1);
-        if (json_get_string(o, "name", &name) < 0)
+        r = json_get_string(o, "name", &name);
+        if (r == -EBADMSG)
+                return journal_fail(err, errlen, "%s: entry %zu has a name holding a NUL character", j->file, idx + 1);
+        if (r < 0)
                 return journal_fail(err, errlen, "%s: entry %zu has no name", j->file, idx + 1);
         str_escape(name, ename, sizeof ename);
         k = knob_desc_by_name(name);
@@ -289,28 +364,34 @@ static int journal_parse_entry(json_object *o, int version, size_t idx, const Jo
         return 0;
 }
 
-int journal_parse(const char *state_dir, const char *text, size_t len, Journal **ret, char *err, size_t errlen) {
+int journal_parse(const char *file, const char *text, size_t len, Journal **ret, char *err, size_t errlen) {
         _cleanup_(journal_freep) Journal *j = NULL;
         _cleanup_(json_putp) json_object *root = NULL;
         json_tokener *tok;
         json_object *arr;
         const char *s = NULL;
-        char eroot[PATH_MAX];
+        char eroot[PATH_MAX], why[128];
         int64_t version;
+        long members;
         int r;
 
         if (err && errlen > 0)
                 *err = 0;
-        j = journal_new(state_dir, "/");
+        j = journal_new_file(file, "/");
         if (!j)
                 return -ENOMEM;
         if (len > JOURNAL_SIZE_MAX)
                 return journal_fail(err, errlen, "%s is larger than %zu bytes", j->file, JOURNAL_SIZE_MAX);
         if (memchr(text, 0, len))
                 return journal_fail(err, errlen, "%s holds a NUL byte", j->file);
+        /* What json-c's tree would hide: duplicate keys (it keeps the last), escaped NULs. */
+        members = journal_json_members(text, len, why, sizeof why);
+        if (members < 0)
+                return journal_fail(err, errlen, "%s %s", j->file, why);
         tok = json_tokener_new();
         if (!tok)
                 return -ENOMEM;
+        json_tokener_set_flags(tok, JSON_TOKENER_STRICT);
         root = json_tokener_parse_ex(tok, text, (int) len);
         /* Exactly one JSON value, and nothing after it but blanks. */
         if (root && json_tokener_get_error(tok) == json_tokener_success) {
@@ -328,9 +409,14 @@ int journal_parse(const char *state_dir, const char *text, size_t len, Journal *
         json_tokener_free(tok);
         if (!root || !json_object_is_type(root, json_type_object))
                 return journal_fail(err, errlen, "%s is not a JSON object", j->file);
+        if (json_tree_members(root) != members)
+                return journal_fail(err, errlen, "%s has a key twice in one object", j->file);
         if (json_get_int64(root, "version", &version) < 0 || version < 1 || version > JOURNAL_VERSION)
                 return journal_fail(err, errlen, "%s: version missing or not 1..%d", j->file, JOURNAL_VERSION);
-        if (json_get_string(root, "root", &s) < 0 || s[0] != '/' || strlen(s) >= PATH_MAX) {
+        r = json_get_string(root, "root", &s);
+        if (r == -EBADMSG)
+                return journal_fail(err, errlen, "%s: root holds a NUL character", j->file);
+        if (r < 0 || s[0] != '/' || strlen(s) >= PATH_MAX) {
                 str_escape(s ?: "", eroot, sizeof eroot);
                 return journal_fail(err, errlen, "%s: root '%s' is not an absolute path", j->file, eroot);
         }
@@ -359,16 +445,12 @@ int journal_parse(const char *state_dir, const char *text, size_t len, Journal *
         return 0;
 }
 
-int journal_load(const char *state_dir, Journal **ret, char *err, size_t errlen) {
-        _cleanup_(freep) char *file = NULL, *text = NULL;
+int journal_load_path(const char *file, Journal **ret, char *err, size_t errlen) {
+        _cleanup_(freep) char *text = NULL;
         _cleanup_(closep) int fd = -EBADF;
         size_t len;
         int r;
 
-        if (err && errlen > 0)
-                *err = 0;
-        if (asprintf(&file, "%s/%s", state_dir, JOURNAL_FILE) < 0)
-                return -ENOMEM;
         /* Never follow a symlink someone left in our place, never block on a FIFO. */
         fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
         if (fd < 0) {
@@ -384,5 +466,39 @@ int journal_load(const char *state_dir, Journal **ret, char *err, size_t errlen)
                 return journal_fail(err, errlen, "%s is larger than %zu bytes", file, JOURNAL_SIZE_MAX);
         if (r < 0)
                 return r;
-        return journal_parse(state_dir, text, len, ret, err, errlen);
+        return journal_parse(file, text, len, ret, err, errlen);
+}
+
+int journal_load(const char *state_dir, const char *root, Journal **ret, char *err, size_t errlen) {
+        _cleanup_(journal_freep) Journal *j = NULL;
+        _cleanup_(freep) char *file = NULL;
+        char name[JOURNAL_NAME_MAX], eroot[PATH_MAX], efile[PATH_MAX];
+        int r;
+
+        if (err && errlen > 0)
+                *err = 0;
+        root = root && *root ? root : "/";
+        if (asprintf(&file, "%s/%s", state_dir, journal_file_name(root, name)) < 0)
+                return -ENOMEM;
+        r = journal_load_path(file, &j, err, errlen);
+        if (r == -ENOENT && !streq(root, "/")) {
+                /* Before journals had a file per root, every root's was restore.json: take it if it is ours.
+                 * Anything else there is root "/"'s to judge. */
+                free(file);
+                if (asprintf(&file, "%s/%s", state_dir, JOURNAL_FILE) < 0)
+                        return -ENOMEM;
+                if (journal_load_path(file, &j, NULL, 0) >= 0 && streq(j->root, root)) {
+                        *ret = TAKE_PTR(j);
+                        return 0;
+                }
+                return -ENOENT;
+        }
+        if (r < 0)
+                return r;
+        if (!streq(j->root, root))
+                return journal_fail(err, errlen, "%s belongs to root %s, not %s", str_escape(file, efile, sizeof efile),
+                                    str_escape(j->root, eroot, sizeof eroot), root),
+                       -EXDEV;
+        *ret = TAKE_PTR(j);
+        return 0;
 }

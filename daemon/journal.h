@@ -25,10 +25,21 @@
  * Version 2 adds "next" and drops "path"; version-1 journals (the previous
  * release's: name, path, original, written) still load, their path checked
  * against the allowlist.
+ *
+ * One journal per root: two daemons on two roots may share a state directory
+ * (the lock is the root's), so each root has its own file there, and the
+ * root recorded inside is checked on load.  The host's (root "/") is
+ * restore.json, where the unit, the package scripts and the documentation
+ * look; any other root's is restore-<16 hex digits>.json, the digits the
+ * FNV-1a 64-bit hash of the normalised root path (path_normalize_root()).  A
+ * restore.json of another root (written before journals had one file per
+ * root) is still loaded for that root, and refused for root "/".
  */
 
 #define JOURNAL_FILE "restore.json"
 #define JOURNAL_VERSION 2
+/* "restore-" + 16 hex digits + ".json" + NUL */
+#define JOURNAL_NAME_MAX 32
 
 typedef struct JournalEntry {
         const KnobDesc *knob;      /* the allowlist row */
@@ -39,29 +50,59 @@ typedef struct JournalEntry {
 } JournalEntry;
 
 typedef struct Journal {
-        char *file;                /* <state_dir>/restore.json */
+        char *file;                /* <state_dir>/<journal_file_name(root)> */
         char *root;                /* root prefix the values belong to (normalised) */
         JournalEntry entries[_KNOB_ID_MAX];
         size_t n_entries;
 } Journal;
 
-/* An empty journal bound to state_dir (nothing is written yet).  NULL on ENOMEM. */
+/*
+ * The name of root's journal in a state directory: JOURNAL_FILE for "/" (or NULL/""), else
+ * "restore-%016x.json" of the FNV-1a 64-bit hash of root (root as given: callers pass it normalised).
+ * buf holds at least JOURNAL_NAME_MAX bytes.  Returns buf.
+ */
+char *journal_file_name(const char *root, char buf[static JOURNAL_NAME_MAX]);
+
+/* An empty journal of root bound to state_dir (nothing is written yet).  NULL on ENOMEM. */
 Journal *journal_new(const char *state_dir, const char *root);
 
 /*
- * Load <state_dir>/restore.json and validate it like any input: the file must
- * be a regular file owned by root (or by us) and not writable by group or
- * others, in a directory not writable by group or others (unless sticky);
- * every entry must name a writable knob of the allowlist once, with values
- * its handler accepts; version 1 or 2.
- * Returns 0, -ENOENT (no journal), -EPERM (ownership or mode), -EINVAL (content),
- * or -errno of the read.  On -EPERM/-EINVAL, err (may be NULL) holds a
- * one-line reason naming the file, control characters escaped.
+ * Load root's journal from state_dir (journal_file_name()) and validate it
+ * like any input: the file must be a regular file owned by root (or by us)
+ * and not writable by group or others, in a directory not writable by group
+ * or others (unless sticky); it must be one JSON object without duplicate
+ * keys or NUL characters (escaped ones included); every entry must name a
+ * writable knob of the allowlist once, with values its handler accepts;
+ * version 1 or 2; the root recorded inside must be root.  For a root other
+ * than "/" without a file of its own, a restore.json recording that root
+ * (an older release's) is loaded instead (j->file names it: saves go there).
+ * Returns 0, -ENOENT (no journal), -EPERM (ownership or mode), -EINVAL
+ * (content), -EXDEV (the file records another root), or -errno of the read.
+ * On -EPERM/-EINVAL/-EXDEV, err (may be NULL) holds a one-line reason naming
+ * the file, control characters escaped.
  */
-int journal_load(const char *state_dir, Journal **ret, char *err, size_t errlen);
+int journal_load(const char *state_dir, const char *root, Journal **ret, char *err, size_t errlen);
 
-/* The validation of journal_load() on text already read (len bytes, any content).  Same returns but -EPERM. */
-int journal_parse(const char *state_dir, const char *text, size_t len, Journal **ret, char *err, size_t errlen);
+/* journal_load() of one file, whichever root it records (j->root): same checks and returns but -EXDEV. */
+int journal_load_path(const char *file, Journal **ret, char *err, size_t errlen);
+
+/*
+ * The validation of journal_load() on text already read from file (len bytes, any content; file is
+ * used in the messages and becomes j->file).  The root is the file's, unchecked.  Same returns but
+ * -EPERM and -EXDEV.
+ */
+int journal_parse(const char *file, const char *text, size_t len, Journal **ret, char *err, size_t errlen);
+
+/*
+ * Check JSON text (len bytes) before json-c parses it, for what json-c's tree cannot show: count the
+ * members of all objects (a ':' outside strings) so that a duplicate key, which json-c silently
+ * replaces, shows as a tree with fewer members; refuse an escaped NUL ("\u0000": json-c keeps it in
+ * values but cuts keys there) and any byte outside strings that standard JSON does not allow there
+ * (comments, single quotes: json-c's extensions, which would hide a ':' from the count).
+ * Returns the member count (>= 0) or -EINVAL (reason in err, may be NULL).  Exposed for the tests
+ * and the fuzz target.
+ */
+long journal_json_members(const char *text, size_t len, char *err, size_t errlen);
 
 /* Write the journal atomically (fsync + rename); an empty journal removes the file.  0 or -errno. */
 int journal_save(const Journal *j);

@@ -281,7 +281,9 @@ static int manager_take_lock(Manager *m) {
  * creating and renaming it.  Under the lock nobody else writes here: remove ours.
  */
 static void manager_clean_state_dir(Manager *m) {
-        static const char *const names[] = { STATUS_FILE, JOURNAL_FILE };
+        char journal[JOURNAL_NAME_MAX];
+        /* Our root's journal only: another root's daemon may share the state directory and be saving its own. */
+        const char *const names[] = { STATUS_FILE, journal_file_name(m->root, journal) };
         _cleanup_(closep) int dfd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         DIR *d;
         struct dirent *de;

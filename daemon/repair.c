@@ -107,21 +107,28 @@ int pageset_repair(const char *root, Journal *j, int64_t wanted, PagesetCheck *r
         /* A fraction no value in use can equal: the pagesets shrink to the floor for a moment. */
         large = current == INT_MAX || wanted == INT_MAX ? INT_MAX - 1 : INT_MAX;
 
-        /* If the knob is already journaled (the daemon manages it), its original stays; either way every
-         * value the knob passes through is named by an intent saved before it is written. */
+        /* If the knob is journaled and still holds a value the entry names (the daemon manages it, or a run
+         * that did not stop cleanly left it), its original stays.  An entry the value no longer matches was
+         * overtaken (someone wrote the knob since: restore would leave it), so the value in place is the
+         * original.  Either way every value the knob passes through is named by an intent saved before it
+         * is written. */
         e = j ? journal_find(j, d) : NULL;
-        bool had_entry = e != NULL;
+        bool had_entry = e && current != e->original && journal_entry_holds(e, current);
         original = had_entry ? e->original : current;
         if (j) {
                 r = journal_intent(j, d, original, current, large);
                 if (r < 0)
                         return log_error_errno(r, "Failed to journal %s before the repair: %s", d->name, errno_str(r));
+                fault_inject("after-intent");
         }
         r = knob_write(root, d, large);
         if (r >= 0) {
                 fault_inject("after-write");
-                if (j && wanted != current)
+                if (j && wanted != current) {
                         r = journal_intent(j, d, original, large, wanted);
+                        if (r >= 0)
+                                fault_inject("after-intent");
+                }
                 if (r >= 0)
                         r = knob_write(root, d, wanted);
         }
@@ -137,6 +144,7 @@ int pageset_repair(const char *root, Journal *j, int64_t wanted, PagesetCheck *r
                         log_warning_errno(q, "Failed to update the restore journal %s: %s; its intent still names the "
                                              "value in place, ignoring",
                                           j->file, errno_str(q));
+                fault_inject("after-commit");
         }
         if (r < 0)
                 return r;

@@ -58,7 +58,10 @@ void pageset_check_done(PagesetCheck *c);
  * large fraction only shrinks lists for a moment, while on <= 5.13 a small one
  * would give every CPU managed/F pages).  The original is journaled first and
  * the journal entry dropped once the knob holds `wanted` again (when wanted is
- * the original).  Then re-read and check.  Returns 0 when the pagesets match
+ * the original).  An entry j already holds for the knob (the daemon's, or a
+ * crashed run's that the caller loaded) keeps its original while the knob
+ * still holds a value the entry names; otherwise the value in place is the
+ * original.  Then re-read and check.  Returns 0 when the pagesets match
  * afterwards, -EBADE if they still do not (described in the log), -errno.
  */
 int pageset_repair(const char *root, Journal *j, int64_t wanted, PagesetCheck *ret_after);

@@ -607,11 +607,21 @@ int path_normalize_root(const char *root, char **ret) {
 #if ENABLE_FAULT_INJECTION
 void fault_inject(const char *point) {
         /* Test builds only: how many times each point was reached.  One process, one thread. */
-        static unsigned hits;
-        const char *spec = getenv("PCPTUNED_FAULT"), *colon;
-        uint64_t nth = 1;
+        static unsigned hits, seed;
+        const char *spec = getenv("PCPTUNED_FAULT"), *delay = getenv("PCPTUNED_FAULT_DELAY_MS"), *colon;
+        uint64_t nth = 1, ms;
         size_t len;
 
+        /* A random pause at every point widens the windows between intent, write and commit, so that a
+         * test's SIGKILL at a random instant lands in them (tests/fault/kill-pass). */
+        if (delay && parse_uint64(delay, &ms) >= 0 && ms > 0 && ms <= 10000) {
+                if (seed == 0)
+                        seed = (unsigned) getpid() ^ (unsigned) now_usec(CLOCK_MONOTONIC);
+                uint64_t ns = (uint64_t) rand_r(&seed) % (ms * 1000 + 1) * 1000;
+                struct timespec ts = { .tv_sec = (time_t) (ns / 1000000000), .tv_nsec = (long) (ns % 1000000000) };
+                while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+                        ;
+        }
         if (!spec || !*spec)
                 return;
         colon = strchr(spec, ':');

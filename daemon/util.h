@@ -230,7 +230,10 @@ int path_normalize_root(const char *root, char **ret);
  * Fault injection (configure --enable-fault-injection, tests only): when
  * PCPTUNED_FAULT is "<point>[:N]", the Nth time `point` is reached (default
  * the first) the process writes a line to stderr and _exit(137)s, as if
- * SIGKILLed there.  A no-op in normal builds.
+ * SIGKILLed there.  When PCPTUNED_FAULT_DELAY_MS is N (1..10000), every point
+ * first sleeps a random 0..N ms (uniform, microsecond steps).  Points:
+ * after-intent, after-write, after-commit (knob_apply(), pageset_repair()),
+ * after-restore (knob_release(), journal_restore()).  A no-op in normal builds.
  */
 #if ENABLE_FAULT_INJECTION
 void fault_inject(const char *point);

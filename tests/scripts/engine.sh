@@ -58,7 +58,7 @@ done
 set_root 6.18.44-fc-live-smp2-24G
 want=$(minimum_oracle "$tmp/root/proc/zoneinfo" "$tmp/root")
 "$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$minimum" >"$tmp/out" 2>&1
-if [ $? -eq 0 ] && frac_is "$want" && [ ! -e "$tmp/state/restore.json" ]; then
+if [ $? -eq 0 ] && frac_is "$want" && no_journal "$tmp/state"; then
 	tap_ok "--once sets $want and leaves no journal"
 else
 	tap_fail "--once" "fraction $(frac), want $want" "$(cat "$tmp/out")"
@@ -80,8 +80,8 @@ fi
 # --- the loop: apply, journal, SIGTERM restores.
 set_root 6.18.44-fc-live-smp2-24G; : >"$tmp/log"
 start_daemon "$minimum"
-if wait_for 50 frac_is "$want" && grep -q '"original": 0' "$tmp/state/restore.json" &&
-	grep -q "\"written\": $want" "$tmp/state/restore.json"; then
+if wait_for 50 frac_is "$want" && grep -q '"original": 0' "$tmp/state/$(journal_name "$tmp/root")" &&
+	grep -q "\"written\": $want" "$tmp/state/$(journal_name "$tmp/root")"; then
 	tap_ok "daemon sets $want and journals original 0 and written $want"
 else
 	tap_fail "daemon applies" "fraction $(frac)" "$(cat "$tmp/log")"
@@ -100,7 +100,7 @@ else
 	tap_fail "second instance" "rc=$rc" "$(cat "$tmp/second")"
 fi
 stop_daemon TERM; rc=$?
-if [ $rc -eq 0 ] && frac_is 0 && [ ! -e "$tmp/state/restore.json" ]; then
+if [ $rc -eq 0 ] && frac_is 0 && no_journal "$tmp/state"; then
 	tap_ok "SIGTERM restores 0 and removes the journal"
 else
 	tap_fail "SIGTERM restore" "rc=$rc fraction $(frac)" "$(cat "$tmp/log")"
@@ -113,7 +113,7 @@ sleep 0.5
 dpid=$(pgrep -f "pcptuned --root $tmp/root" | head -1)
 [ -n "$dpid" ] && kill -TERM "$dpid"
 # The daemon writes the original back, then removes the journal: wait for both.
-restored_clean() { frac_is 0 && [ ! -e "$tmp/state/restore.json" ]; }
+restored_clean() { frac_is 0 && no_journal "$tmp/state"; }
 if wait_for 50 restored_clean; then
 	tap_ok "with its stderr closed (SIGPIPE ignored) the daemon still restores on SIGTERM"
 else
@@ -126,7 +126,7 @@ wait
 start_daemon "$minimum"
 wait_for 50 frac_is "$want"
 stop_daemon KILL
-if frac_is "$want" && [ -s "$tmp/state/restore.json" ]; then
+if frac_is "$want" && [ -s "$tmp/state/$(journal_name "$tmp/root")" ]; then
 	tap_ok "after SIGKILL the value stays and the journal remains"
 else
 	tap_fail "SIGKILL leaves journal" "fraction $(frac)"
@@ -138,7 +138,7 @@ else
 	tap_fail "crash journal restore" "fraction $(frac)" "$(cat "$tmp/log")"
 fi
 stop_daemon TERM
-[ ! -e "$tmp/state/restore.json" ] && frac_is 0 && tap_ok "nothing left after the clean stop" || tap_fail "clean stop after crash restore"
+no_journal "$tmp/state" && frac_is 0 && tap_ok "nothing left after the clean stop" || tap_fail "clean stop after crash restore"
 
 # --- crash journal, but the admin changed the value since: leave it.
 : >"$tmp/log"
@@ -211,7 +211,7 @@ chmod 0644 "$live"/*.yaml
 : >"$tmp/log"
 start_daemon "$minimum"; wait_for 50 frac_is "$want"; stop_daemon KILL
 out=$("$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" restore 2>&1); rc=$?
-if [ $rc -eq 0 ] && frac_is 0 && [ ! -e "$tmp/state/restore.json" ]; then
+if [ $rc -eq 0 ] && frac_is 0 && no_journal "$tmp/state"; then
 	tap_ok "pcptunectl restore puts the journal back by hand"
 else
 	tap_fail "pcptunectl restore" "rc=$rc fraction $(frac)" "$out"
@@ -229,7 +229,7 @@ if wait_for 50 frac_is -1 && wait_for 20 scale_is 2; then
 else
 	tap_fail "contrib kernel" "fraction $(frac), scale $(cat "$tmp/root/proc/sys/vm/pcp_batch_scale_max")" "$(cat "$tmp/log")"
 fi
-grep -q '"name": "vm.pcp_batch_scale_max"' "$tmp/state/restore.json" && tap_ok "both knobs are journaled" || tap_fail "journal" "$(cat "$tmp/state/restore.json")"
+grep -q '"name": "vm.pcp_batch_scale_max"' "$tmp/state/$(journal_name "$tmp/root")" && tap_ok "both knobs are journaled" || tap_fail "journal" "$(cat "$tmp/state/$(journal_name "$tmp/root")")"
 # Later samples read -1 back as the knob at its floor (a kernel holding -1 still has the knob).
 sleep 1
 if ! log_has "has no pcp sysctl" && frac_is -1 && grep -q '"value": -1' "$tmp/state/status.json"; then

@@ -100,7 +100,7 @@ fi
 if [ $rc = 1 ] && grep -q "node 0 DMA32 cpu 0: batch 7, model 63" "$tmp/o" &&
 	grep -q "percpu_pagelist_high_fraction 0 -> 2147483647 -> 0" "$tmp/o" &&
 	grep -q "still differ" "$tmp/o" && [ "$(cat "$tmp/bad/proc/sys/vm/percpu_pagelist_high_fraction")" = 0 ] &&
-	[ ! -e "$tmp/state/restore.json" ]; then
+	no_journal "$tmp/state"; then
 	tap_ok "repair writes a large fraction then the wanted one, verifies, and leaves the original"
 else
 	tap_fail "repair on a fixture" "exit $rc" "$(cat "$tmp/o")"
@@ -111,7 +111,7 @@ if [ "$(id -u)" = 0 ]; then
 	"$PCPTUNED" --once --root "$tmp/bad" --state-dir "$tmp/state" --policy-dir "$pol" >"$tmp/o" 2>&1; rc=$?
 	if [ $rc = 0 ] && grep -q "Rule test-repair/pagesets: 1 of 48 pageset values differ from the model" "$tmp/o" &&
 		grep -q "0 -> 2147483647 -> 0" "$tmp/o" && grep -q "still differ after the repair" "$tmp/o" &&
-		[ "$(cat "$tmp/bad/proc/sys/vm/percpu_pagelist_high_fraction")" = 0 ] && [ ! -e "$tmp/state/restore.json" ]; then
+		[ "$(cat "$tmp/bad/proc/sys/vm/percpu_pagelist_high_fraction")" = 0 ] && no_journal "$tmp/state"; then
 		tap_ok "pcptuned with 'repair: pagesets' detects, rewrites and verifies"
 	else
 		tap_fail "daemon repair rule" "exit $rc" "$(cat "$tmp/o")"

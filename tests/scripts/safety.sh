@@ -4,7 +4,10 @@
 # roots (issue 9): crafted and untrusted journals, pcptunectl restore and --root,
 # crash points between the intent and the commit (a --enable-fault-injection
 # build; skipped otherwise), a full or read-only state directory, two daemons on
-# one root, FIFOs, temporary files left by a kill, symlinks out of the root.
+# one root, FIFOs, temporary files left by a kill, symlinks out of the root;
+# issue 21: repair after a crash, two roots sharing a state directory, duplicate
+# keys and NULs in a journal, and a short random-kill pass (tests/fault/kill-pass)
+# aimed at the intent window in fault-injection builds.
 # Prints TAP.
 . "$(dirname "$0")/tap.sh"
 . "$(dirname "$0")/fake-root.sh"
@@ -15,7 +18,9 @@ mounted=""
 cleanup_more() { [ -n "$mounted" ] && umount "$mounted" 2>/dev/null; }
 F=proc/sys/vm/percpu_pagelist_high_fraction S=proc/sys/vm/pcp_batch_scale_max
 scale_is() { [ "$(cat "$tmp/root/$S")" = "$1" ]; }
-journal() { rm -f "$tmp/state/restore.json"; printf '%s' "$1" >"$tmp/state/restore.json"; chmod 0600 "$tmp/state/restore.json"; }
+# The fake root's journal: its own file in the state directory (restore.json is root /'s).
+JF=$tmp/state/$(journal_name "$tmp/root")
+journal() { rm -f "$JF"; printf '%s' "$1" >"$JF"; chmod 0600 "$JF"; }
 minimum=$(policy_dir minimum) empty=$(policy_dir empty) thousand=$(policy_dir fraction1000) contrib=$(policy_dir contrib)
 
 # --- item 1: a journal entry aiming outside the allowlist is refused, and nothing is written.
@@ -58,8 +63,8 @@ try_journal() { # name expected-message setup...
 		tap_fail "$name" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"; fi
 	chmod 0755 "$tmp/state"; chown root:root "$tmp/state"
 }
-try_journal "a journal with mode 0666 is refused" "is writable by group or others (mode 0666)" chmod 0666 "$tmp/state/restore.json"
-try_journal "a journal owned by nobody is refused" "is owned by uid 65534, not root" chown 65534 "$tmp/state/restore.json"
+try_journal "a journal with mode 0666 is refused" "is writable by group or others (mode 0666)" chmod 0666 "$JF"
+try_journal "a journal owned by nobody is refused" "is owned by uid 65534, not root" chown 65534 "$JF"
 try_journal "a journal in a 0777 directory is refused" "which is writable by group or others" chmod 0777 "$tmp/state"
 journal "$good"
 "$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >"$tmp/out" 2>&1; rc=$?
@@ -69,13 +74,14 @@ journal "$good"
 set_root; rm -rf "$tmp/state"; : >"$tmp/log"
 start_daemon "$thousand"; wait_for 50 frac_is 1000; stop_daemon KILL
 "$PCPTUNECTL" --state-dir "$tmp/state" restore >"$tmp/out" 2>&1; rc=$?
-if [ $rc -ne 0 ] && frac_is 1000 && grep -q "belongs to root $tmp/root, not /: pass --root $tmp/root" "$tmp/out"; then
-	tap_ok "pcptunectl restore without --root refuses a journal of another root"
+if [ $rc -eq 0 ] && frac_is 1000 && [ -e "$JF" ] && grep -q "No restore journal for root / in $tmp/state" "$tmp/out" &&
+	grep -q "$JF holds the journal of root $tmp/root (pass --root $tmp/root to restore it)" "$tmp/out"; then
+	tap_ok "pcptunectl restore without --root leaves another root's journal alone and names it"
 else
 	tap_fail "ctl restore root" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"
 fi
 "$PCPTUNECTL" --root "$tmp/root/" --state-dir "$tmp/state" restore >"$tmp/out" 2>&1; rc=$?
-[ $rc -eq 0 ] && frac_is 0 && [ ! -e "$tmp/state/restore.json" ] && tap_ok "pcptunectl --root R/ restore restores a journal of --root R" ||
+[ $rc -eq 0 ] && frac_is 0 && no_journal "$tmp/state" && tap_ok "pcptunectl --root R/ restore restores a journal of --root R" ||
 	tap_fail "ctl restore --root R/" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"
 start_daemon "$thousand"; wait_for 50 frac_is 1000; stop_daemon KILL
 "$PCPTUNED" --once --root "$tmp/root//" --state-dir "$tmp/state" --policy-dir "$empty" >"$tmp/out" 2>&1; rc=$?
@@ -99,10 +105,12 @@ frac_is 0 && tap_ok "the first daemon still restores its original (0) at exit" |
 
 # --- item 10: temporary files a killed run left are removed at the next start (ours only).
 set_root; rm -rf "$tmp/state"; mkdir -p "$tmp/state"; : >"$tmp/log"
-: >"$tmp/state/status.json.tmpAb3dEf"; : >"$tmp/state/restore.json.tmpXy12Z9"; : >"$tmp/state/restore.json.tmp-keep-me"
+: >"$tmp/state/status.json.tmpAb3dEf"; : >"$JF.tmpXy12Z9"; : >"$JF.tmp-keep-me"
+: >"$tmp/state/restore.json.tmpQw34Rt" # root /'s: another daemon may be saving it
 start_daemon "$empty"; wait_for 50 log_has "started"; sleep 0.3; stop_daemon TERM
-if [ ! -e "$tmp/state/status.json.tmpAb3dEf" ] && [ ! -e "$tmp/state/restore.json.tmpXy12Z9" ] && [ -e "$tmp/state/restore.json.tmp-keep-me" ]; then
-	tap_ok "stale status.json.tmp* and restore.json.tmp* are removed at start"
+if [ ! -e "$tmp/state/status.json.tmpAb3dEf" ] && [ ! -e "$JF.tmpXy12Z9" ] && [ -e "$JF.tmp-keep-me" ] &&
+	[ -e "$tmp/state/restore.json.tmpQw34Rt" ]; then
+	tap_ok "stale status.json.tmp* and the root's own journal's .tmp* are removed at start, root /'s are not"
 else
 	tap_fail "tmp cleanup" "$(ls -a "$tmp/state")"
 fi
@@ -161,7 +169,7 @@ if mount -t tmpfs -o size=16k,mode=0755 pcptune-test-9 "$tmp/state" 2>/dev/null;
 	fi
 	stop_daemon KILL; rm -f "$tmp/state/fill"
 	start_daemon "$empty"; wait_for 50 frac_is 0; stop_daemon TERM
-	frac_is 0 && [ ! -e "$tmp/state/restore.json" ] && tap_ok "after ENOSPC and SIGKILL the next start restores the original" ||
+	frac_is 0 && no_journal "$tmp/state" && tap_ok "after ENOSPC and SIGKILL the next start restores the original" ||
 		tap_fail "ENOSPC restore" "fraction $(frac)" "$(cat "$tmp/log")"
 	thousand=$(policy_dir fraction1000); : >"$tmp/log"
 	start_daemon "$thousand"; wait_for 50 frac_is 1000
@@ -177,6 +185,98 @@ if mount -t tmpfs -o size=16k,mode=0755 pcptune-test-9 "$tmp/state" 2>/dev/null;
 else
 	tap_ok "# SKIP tmpfs not mountable here"
 fi
+
+# --- issue 21 item 1: repair after a crash extends the crashed run's journal; restore gives the original back.
+set_root; rm -rf "$tmp/state"; : >"$tmp/log"
+start_daemon "$thousand"; wait_for 50 frac_is 1000; stop_daemon KILL
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" repair --force >"$tmp/out" 2>&1
+if grep -q "percpu_pagelist_high_fraction 1000 -> 2147483647 -> 1000" "$tmp/out" && frac_is 1000 &&
+	grep -q '"original": 0' "$JF" && grep -q "holds the originals of a run that did not stop cleanly: kept" "$tmp/out"; then
+	tap_ok "repair --force after a SIGKILL: 1000 -> 2147483647 -> 1000, the crashed run's original 0 stays in its journal"
+else
+	tap_fail "repair after crash" "fraction $(frac)" "$(cat "$tmp/out")" "$(cat "$JF" 2>&1)"
+fi
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" restore >"$tmp/out" 2>&1; rc=$?
+[ $rc -eq 0 ] && frac_is 0 && no_journal "$tmp/state" && tap_ok "... then pcptunectl restore gives the original 0 back" ||
+	tap_fail "restore after repair" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"
+# Changed since the crash (an administrator's 500): that value is the original now, as restore would leave it.
+start_daemon "$thousand"; wait_for 50 frac_is 1000; stop_daemon KILL; echo 500 >"$tmp/root/$F"
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" repair --force >"$tmp/out" 2>&1
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" restore >>"$tmp/out" 2>&1
+frac_is 500 && no_journal "$tmp/state" && grep -q "500 -> 2147483647 -> 500" "$tmp/out" &&
+	tap_ok "repair after a crash and an administrator's write: the administrator's 500 stays" ||
+	tap_fail "repair after admin write" "fraction $(frac)" "$(cat "$tmp/out")"
+# A journal it cannot trust: refused, nothing written, the file left as it was.
+start_daemon "$thousand"; wait_for 50 frac_is 1000; stop_daemon KILL; chmod 0666 "$JF"; cp "$JF" "$tmp/jf.before"
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" repair --force >"$tmp/out" 2>&1; rc=$?
+[ $rc -ne 0 ] && frac_is 1000 && cmp -s "$JF" "$tmp/jf.before" && grep -q "refusing to repair over it" "$tmp/out" &&
+	tap_ok "repair refuses a journal it cannot trust and writes nothing" ||
+	tap_fail "repair untrusted journal" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"
+chmod 0600 "$JF"; "$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" restore >/dev/null 2>&1
+
+# --- issue 21 item 8: a duplicate key or a NUL inside a name is refused (json-c alone keeps the last key, cuts at NUL).
+for bad in '"name":"vm.percpu_pagelist_high_fraction","original":0,"original":500,"written":1000' \
+	'"name":"vm.percpu_pagelist_high_fraction\u0000x","original":500,"written":1000' \
+	'"name":"vm.percpu_pagelist_high_fraction","original":500,"written":1000},{"name":"x","name":"vm.pcp_batch_scale_max","original":0,"written":5'; do
+	set_root; rm -rf "$tmp/state"; mkdir -p "$tmp/state"; echo 1000 >"$tmp/root/$F"
+	journal "{\"version\":2,\"root\":\"$tmp/root\",\"entries\":[{$bad}]}"
+	"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >"$tmp/out" 2>&1; rc=$?
+	if [ $rc -ne 0 ] && frac_is 1000 && grep -Eq "has a key twice|escaped NUL" "$tmp/out"; then
+		tap_ok "journal {$bad}: refused, the knob keeps 1000"
+	else
+		tap_fail "journal {$bad}" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"
+	fi
+done
+
+# --- issue 21 item 2: two daemons on two roots share a state directory; both HUPed into writes, both killed.
+frac2() { cat "$tmp/root2/$F"; }
+both_at() { frac_is "$1" && [ "$(frac2)" = "$1" ]; }
+for order in AB BA; do
+	set_root; rm -rf "$tmp/state" "$tmp/root2" "$tmp/live1" "$tmp/live2"; cp -r "$tmp/root" "$tmp/root2"
+	mkdir -p "$tmp/live1" "$tmp/live2"; : >"$tmp/log"
+	JF2=$tmp/state/$(journal_name "$tmp/root2")
+	"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$tmp/live1" --interval 200ms >>"$tmp/log" 2>&1 &
+	pa=$!
+	"$PCPTUNED" --root "$tmp/root2" --state-dir "$tmp/state" --policy-dir "$tmp/live2" --interval 200ms >>"$tmp/log" 2>&1 &
+	pb=$!; more_pids="$pa $pb"
+	wait_for 50 sh -c "[ \$(grep -c 'pcptuned .* started' '$tmp/log') = 2 ]"
+	cp "$thousand"/*.yaml "$tmp/live1"/; cp "$thousand"/*.yaml "$tmp/live2"/
+	if [ $order = AB ]; then kill -HUP $pa; kill -HUP $pb; else kill -HUP $pb; kill -HUP $pa; fi
+	wait_for 50 both_at 1000
+	if both_at 1000 && grep -q "\"root\": \"$tmp/root\"" "$JF" && grep -q "\"root\": \"$tmp/root2\"" "$JF2" &&
+		grep -q '"original": 0' "$JF" && grep -q '"original": 0' "$JF2"; then
+		tap_ok "two roots, one state directory, HUP $order: each journal holds its root's original 0"
+	else
+		tap_fail "two roots journals ($order)" "fractions $(frac) $(frac2)" "$(ls "$tmp/state")" "$(cat "$tmp/log")"
+	fi
+	kill -9 $pa $pb; wait $pa $pb 2>/dev/null; more_pids=""
+	"$PCPTUNECTL" --root "$tmp/root2" --state-dir "$tmp/state" status >"$tmp/out" 2>&1
+	grep -q "holds vm.percpu_pagelist_high_fraction: original 0, written 1000" "$tmp/out" ||
+		tap_fail "status of root2 after the kill ($order)" "$(cat "$tmp/out")"
+	# The restart of one root, then pcptunectl restore of the other.
+	"$PCPTUNED" --once --root "$tmp/root2" --state-dir "$tmp/state" --policy-dir "$empty" >"$tmp/out" 2>&1; rc=$?
+	"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" restore >>"$tmp/out" 2>&1; rc2=$?
+	if [ $rc = 0 ] && [ $rc2 = 0 ] && both_at 0 && no_journal "$tmp/state"; then
+		tap_ok "... both killed: the restart of one and pcptunectl restore of the other give both originals back"
+	else
+		tap_fail "two roots restore ($order)" "rc=$rc/$rc2 fractions $(frac) $(frac2)" "$(cat "$tmp/out")"
+	fi
+done
+# The host's journal (root /, restore.json) in the state directory a --root run uses (the default /run/pcptune):
+# the run neither refuses nor touches it.  Its written value is not the host's, so nothing could restore it.
+set_root; rm -rf "$tmp/state"; mkdir -p "$tmp/state"
+host=$(cat /proc/sys/vm/percpu_pagelist_high_fraction 2>/dev/null || echo 0); w=1000; [ "$host" = 1000 ] && w=2000
+printf '{"version":2,"root":"/","entries":[{"name":"vm.percpu_pagelist_high_fraction","original":%s,"written":%s}]}' \
+	"$host" "$w" >"$tmp/state/restore.json"; chmod 0600 "$tmp/state/restore.json"; cp "$tmp/state/restore.json" "$tmp/host.before"
+"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >"$tmp/out" 2>&1; rc1=$?
+start_daemon "$thousand"; wait_for 50 frac_is 1000; stop_daemon KILL
+"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" restore >>"$tmp/out" 2>&1; rc2=$?
+if [ $rc1 = 0 ] && [ $rc2 = 0 ] && frac_is 0 && cmp -s "$tmp/state/restore.json" "$tmp/host.before" && [ ! -e "$JF" ]; then
+	tap_ok "a --root run next to the host's restore.json: runs, restores its own root, leaves the host's journal as it was"
+else
+	tap_fail "host journal next to a --root run" "rc=$rc1/$rc2 fraction $(frac)" "$(cat "$tmp/out")"
+fi
+rm -f "$tmp/state/restore.json"
 
 # --- item 2: crash points between intent, write and commit (--enable-fault-injection builds).
 if grep -q "define ENABLE_FAULT_INJECTION 1" "$top_builddir/config.h" 2>/dev/null; then
@@ -201,7 +301,7 @@ if grep -q "define ENABLE_FAULT_INJECTION 1" "$top_builddir/config.h" 2>/dev/nul
 		at="fraction $(frac), batch_scale_max $(cat "$tmp/root/$S")"
 		# The next start (a one-shot: it restores the crash journal, applies nothing, exits).
 		"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >>"$tmp/log" 2>&1
-		if [ $killed -eq 137 ] && log_has "fault injection: exiting at ${fp%%:*}" && frac_is 0 && scale_is 5 && [ ! -e "$tmp/state/restore.json" ]; then
+		if [ $killed -eq 137 ] && log_has "fault injection: exiting at ${fp%%:*}" && frac_is 0 && scale_is 5 && no_journal "$tmp/state"; then
 			tap_ok "$name: killed at $fp ($at), the next start restores 0 and 5"
 		else
 			tap_fail "$name: killed at $fp" "rc=$killed at $at; now fraction $(frac) scale $(cat "$tmp/root/$S")" "$(cat "$tmp/log")"
@@ -218,8 +318,18 @@ if grep -q "define ENABLE_FAULT_INJECTION 1" "$top_builddir/config.h" 2>/dev/nul
 	start_daemon "$thousand"; wait_for 50 frac_is 1000; stop_daemon KILL
 	PCPTUNED_FAULT=after-restore start_daemon "$empty"; wait_exit; killed=$?
 	"$PCPTUNED" --once --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$empty" >>"$tmp/log" 2>&1
-	[ $killed -eq 137 ] && frac_is 0 && [ ! -e "$tmp/state/restore.json" ] && tap_ok "killed right after restoring: the next start finds it done" ||
+	[ $killed -eq 137 ] && frac_is 0 && no_journal "$tmp/state" && tap_ok "killed right after restoring: the next start finds it done" ||
 		tap_fail "after-restore" "rc=$killed fraction $(frac)" "$(cat "$tmp/log")"
+	# Issue 21 item 9: a short random-kill pass (make fault-pass runs the long one), kills aimed at the
+	# intent window and at repair, resume, restore and --once too.
+	PCPTUNED=$PCPTUNED PCPTUNECTL=$PCPTUNECTL bash "$top_srcdir/tests/fault/kill-pass" "${KILL_PASS_ROUNDS:-12}" >"$tmp/killpass" 2>&1; rc=$?
+	intent=$(sed -n 's/^kills in the intent window: \([0-9]*\) of.*/\1/p' "$tmp/killpass")
+	if [ $rc -eq 0 ] && grep -q "^every original restored: yes" "$tmp/killpass" && [ "${intent:-0}" -gt 0 ]; then
+		tap_ok "kill pass: $(grep "^kills in the intent window" "$tmp/killpass"), every original restored"
+		sed 's/^/# /' "$tmp/killpass" | grep "^# SIGKILL\|^# crash points"
+	else
+		tap_fail "kill pass (rc $rc)" "$(cat "$tmp/killpass")"
+	fi
 else
 	tap_ok "# SKIP crash points: this build has no --enable-fault-injection (tests/run-all's ASan build does)"
 fi

@@ -84,11 +84,11 @@ static void test_roundtrip(void **state) {
         Journal *j = journal_new(d, "/some/root"), *k = NULL;
 
         assert_non_null(j);
-        assert_int_equal(journal_load(d, &k, err, sizeof err), -ENOENT);
+        assert_int_equal(journal_load(d, "/some/root", &k, err, sizeof err), -ENOENT);
         assert_int_equal(journal_intent(j, fraction(), 0, 0, 4509), 0);
         assert_int_equal(journal_intent(j, scale(), 5, 5, 2), 0);
         assert_int_equal(journal_commit(j, scale(), 2), 0);
-        assert_int_equal(journal_load(d, &k, err, sizeof err), 0);
+        assert_int_equal(journal_load(d, "/some/root", &k, err, sizeof err), 0);
         assert_string_equal(k->root, "/some/root");
         assert_int_equal(k->n_entries, 2);
         const JournalEntry *e = journal_find(k, fraction());
@@ -114,7 +114,7 @@ static void test_roundtrip(void **state) {
         assert_int_equal(journal_drop(j, fraction()), 0);
         assert_int_equal(journal_drop(j, fraction()), 0);
         assert_int_equal(journal_drop(j, scale()), 0);
-        assert_int_equal(journal_load(d, &k, err, sizeof err), -ENOENT); /* empty: the file goes away */
+        assert_int_equal(journal_load(d, "/some/root", &k, err, sizeof err), -ENOENT); /* empty: the file goes away */
         journal_free(j);
         test_rm_rf(d);
         free(d);
@@ -172,7 +172,7 @@ static void test_crafted(void **state) {
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 Journal *j = NULL;
                 put(d, "/" JOURNAL_FILE, cases[i].text);
-                int r = journal_load(d, &j, err, sizeof err);
+                int r = journal_load(d, "/", &j, err, sizeof err);
                 if (r != cases[i].error || !strstr(err, cases[i].reason))
                         fail_msg("case %zu: r=%d err='%s', want %d '%s'", i, r, err, cases[i].error, cases[i].reason);
                 assert_null(j);
@@ -182,14 +182,14 @@ static void test_crafted(void **state) {
         assert_true(asprintf(&f, "%s/" JOURNAL_FILE, d) > 0);
         assert_int_equal(write_file_atomic(f, "{\"version\":2}\0{}", 16, 0600), 0);
         Journal *j = NULL;
-        assert_int_equal(journal_load(d, &j, err, sizeof err), -EINVAL);
+        assert_int_equal(journal_load(d, "/", &j, err, sizeof err), -EINVAL);
         assert_non_null(strstr(err, "NUL"));
         size_t big = 1024 * 1024;
         char *text = malloc(big);
         memset(text, ' ', big);
         assert_int_equal(write_file_atomic(f, text, big, 0600), 0);
         free(text);
-        assert_int_equal(journal_load(d, &j, err, sizeof err), -EINVAL);
+        assert_int_equal(journal_load(d, "/", &j, err, sizeof err), -EINVAL);
         assert_non_null(strstr(err, "larger than"));
         free(f);
         char *content = NULL;
@@ -215,7 +215,7 @@ static void test_version1(void **state) {
                              root) > 0);
         put(d, "/" JOURNAL_FILE, text);
         free(text);
-        assert_int_equal(journal_load(d, &j, err, sizeof err), 0);
+        assert_int_equal(journal_load(d, root, &j, err, sizeof err), 0);
         assert_int_equal(j->n_entries, 2);
         assert_string_equal(j->root, root);
         assert_false(j->entries[0].has_next);
@@ -225,7 +225,7 @@ static void test_version1(void **state) {
         assert_int_equal(test_value(root, FRACTION_PATH), 0);
         assert_int_equal(test_value(root, SCALE_PATH), 5);
         journal_free(j);
-        assert_int_equal(journal_load(d, &j, err, sizeof err), -ENOENT);
+        assert_int_equal(journal_load(d, root, &j, err, sizeof err), -ENOENT);
         test_rm_rf(d);
         test_rm_rf(root);
         free(d);
@@ -240,42 +240,42 @@ static void test_trust(void **state) {
 
         assert_true(asprintf(&f, "%s/" JOURNAL_FILE, d) > 0);
         put(d, "/" JOURNAL_FILE, good);
-        assert_int_equal(journal_load(d, &j, err, sizeof err), 0);
+        assert_int_equal(journal_load(d, "/", &j, err, sizeof err), 0);
         j = journal_free(j);
 
         assert_int_equal(chmod(f, 0666), 0);
-        assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
+        assert_int_equal(journal_load(d, "/", &j, err, sizeof err), -EPERM);
         assert_non_null(strstr(err, "is writable by group or others (mode 0666)"));
         assert_int_equal(chmod(f, 0620), 0);
-        assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
+        assert_int_equal(journal_load(d, "/", &j, err, sizeof err), -EPERM);
         assert_int_equal(chmod(f, 0644), 0);
-        assert_int_equal(journal_load(d, &j, err, sizeof err), 0);
+        assert_int_equal(journal_load(d, "/", &j, err, sizeof err), 0);
         j = journal_free(j);
 
         if (geteuid() == 0) {
                 assert_int_equal(chown(f, 65534, 65534), 0);
-                assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
+                assert_int_equal(journal_load(d, "/", &j, err, sizeof err), -EPERM);
                 assert_non_null(strstr(err, "is owned by uid 65534, not root"));
                 assert_int_equal(chown(f, 0, 0), 0);
         }
 
         /* A directory anyone can write to (not sticky): the file may have been swapped in. */
         assert_int_equal(chmod(d, 0777), 0);
-        assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
+        assert_int_equal(journal_load(d, "/", &j, err, sizeof err), -EPERM);
         assert_non_null(strstr(err, "which is writable by group or others"));
         assert_int_equal(chmod(d, 01777), 0);
-        assert_int_equal(journal_load(d, &j, err, sizeof err), 0);
+        assert_int_equal(journal_load(d, "/", &j, err, sizeof err), 0);
         j = journal_free(j);
         assert_int_equal(chmod(d, 0700), 0);
 
         /* A symlink or a FIFO in its place. */
         assert_int_equal(unlink(f), 0);
         assert_int_equal(symlink("/etc/hostname", f), 0);
-        assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
+        assert_int_equal(journal_load(d, "/", &j, err, sizeof err), -EPERM);
         assert_non_null(strstr(err, "symbolic link"));
         assert_int_equal(unlink(f), 0);
         assert_int_equal(mkfifo(f, 0600), 0);
-        assert_int_equal(journal_load(d, &j, err, sizeof err), -EPERM);
+        assert_int_equal(journal_load(d, "/", &j, err, sizeof err), -EPERM);
         assert_non_null(strstr(err, "not a regular file"));
         free(f);
         test_rm_rf(d);
@@ -295,7 +295,7 @@ static void test_knob_apply_release(void **state) {
         assert_true(k.managed);
         assert_int_equal(k.original, 0);
         /* Committed after the write: original 0, written 4509, no intent left. */
-        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), 0);
+        assert_int_equal(journal_load(sd, root, &loaded, err, sizeof err), 0);
         assert_int_equal(loaded->entries[0].original, 0);
         assert_int_equal(loaded->entries[0].written, 4509);
         assert_false(loaded->entries[0].has_next);
@@ -312,7 +312,7 @@ static void test_knob_apply_release(void **state) {
         assert_int_equal(knob_release(&k, root, j, false, "stop"), KNOB_RESTORED);
         assert_int_equal(test_value(root, FRACTION_PATH), 0);
         assert_false(k.managed);
-        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
+        assert_int_equal(journal_load(sd, root, &loaded, err, sizeof err), -ENOENT);
 
         /* The administrator wins: changed behind our back, we stop and do not restore. */
         assert_int_equal(knob_apply(&k, root, j, false, 300, &why, NULL), KNOB_WRITTEN);
@@ -323,7 +323,7 @@ static void test_knob_apply_release(void **state) {
         assert_int_equal(knob_apply(&k, root, j, false, 300, &why, NULL), KNOB_ADMIN);
         assert_int_equal(knob_release(&k, root, j, false, "stop"), KNOB_NOOP);
         assert_int_equal(test_value(root, FRACTION_PATH), 1000);
-        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
+        assert_int_equal(journal_load(sd, root, &loaded, err, sizeof err), -ENOENT);
 
         /* Dry-run never writes and never journals. */
         KnobState dr = { .desc = fraction() };
@@ -337,12 +337,12 @@ static void test_knob_apply_release(void **state) {
         assert_true(asprintf(&p, "%s" SCALE_PATH, root) > 0);
         assert_int_equal(unlink(p), 0);
         assert_int_equal(knob_apply(&m, root, j, false, 2, &why, NULL), -ENOENT);
-        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
+        assert_int_equal(journal_load(sd, root, &loaded, err, sizeof err), -ENOENT);
         assert_int_equal(j->n_entries, 0);
         /* A write the kernel refuses (a FIFO here) after the intent: the intent is dropped again. */
         assert_int_equal(mkfifo(p, 0644), 0);
         assert_true(knob_apply(&m, root, j, false, 2, &why, NULL) < 0);
-        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
+        assert_int_equal(journal_load(sd, root, &loaded, err, sizeof err), -ENOENT);
         free(p);
 
         /* A read-only knob of the allowlist is never written. */
@@ -372,13 +372,13 @@ static void test_restore(void **state) {
         assert_int_equal(journal_intent(j, fraction(), 0, 4509, 2000), 0);
         assert_int_equal(journal_restore(j, root, "test"), 0);
         assert_int_equal(test_value(root, FRACTION_PATH), 777);
-        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
+        assert_int_equal(journal_load(sd, root, &loaded, err, sizeof err), -ENOENT);
 
         /* Item 2: an intent W1 -> W2, killed before the write (W1) or after it (W2): both restored. */
         for (int64_t at = 0; at < 2; at++) {
                 set_value(root, FRACTION_PATH, at == 0 ? 1000 : 2000);
                 assert_int_equal(journal_intent(j, fraction(), 0, 1000, 2000), 0);
-                assert_int_equal(journal_load(sd, &loaded, err, sizeof err), 0);
+                assert_int_equal(journal_load(sd, root, &loaded, err, sizeof err), 0);
                 assert_int_equal(journal_restore(loaded, root, "test"), 1);
                 assert_int_equal(test_value(root, FRACTION_PATH), 0);
                 loaded = journal_free(loaded);
@@ -387,12 +387,12 @@ static void test_restore(void **state) {
         /* Nothing written yet when killed (original = written): nothing to do, the journal goes. */
         set_value(root, SCALE_PATH, 5);
         assert_int_equal(journal_intent(j, scale(), 5, 5, 2), 0);
-        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), 0);
+        assert_int_equal(journal_load(sd, root, &loaded, err, sizeof err), 0);
         assert_int_equal(journal_restore(loaded, root, "test"), 0);
         assert_int_equal(test_value(root, SCALE_PATH), 5);
         assert_int_equal(loaded->n_entries, 0);
         loaded = journal_free(loaded);
-        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), -ENOENT);
+        assert_int_equal(journal_load(sd, root, &loaded, err, sizeof err), -ENOENT);
 
         journal_free(j);
         test_rm_rf(root);
@@ -428,7 +428,7 @@ static void test_failed_save(void **state) {
         /* Space again: the other knob's save writes the first one's true value. */
         assert_int_equal(rename(gone, sd), 0);
         assert_int_equal(knob_apply(&sc, root, j, false, 2, &why, NULL), KNOB_WRITTEN);
-        assert_int_equal(journal_load(sd, &loaded, err, sizeof err), 0);
+        assert_int_equal(journal_load(sd, root, &loaded, err, sizeof err), 0);
         e = journal_find(loaded, fraction());
         assert_non_null(e);
         assert_int_equal(e->written, 1000);
@@ -459,12 +459,158 @@ static void test_failed_save(void **state) {
         free(sd);
 }
 
+/*
+ * Issue 21 item 8: what json-c's tree hides.  A duplicate key (json-c keeps the last, so a crafted
+ * "original":0,"original":500 would restore 500) and a NUL escaped inside a string (a name that is the
+ * knob's up to the NUL) are refused, spelled any way; a ':' or a "\u0000" that is only text inside a
+ * string is not one.
+ */
+static void test_duplicates_and_nul(void **state) {
+#define ENTRY(x) "{\"version\":2,\"root\":\"/\",\"entries\":[{" x "}]}"
+#define FRAC "\"name\":\"vm.percpu_pagelist_high_fraction\""
+        static const struct {
+                const char *text;
+                const char *reason; /* NULL: accepted */
+        } cases[] = {
+                { ENTRY(FRAC ",\"original\":0,\"original\":500,\"written\":1000"), "has a key twice" },
+                { ENTRY(FRAC ",\"original\":0,\"written\":1000,\"original\":500"), "has a key twice" },
+                { ENTRY(FRAC ",\"orig\\u0069nal\":0,\"original\":500,\"written\":1000"), "has a key twice" },
+                { ENTRY("\"name\":\"vm.pcp_batch_scale_max\"," FRAC ",\"original\":0,\"written\":1000"), "has a key twice" },
+                { "{\"version\":2,\"root\":\"/elsewhere\",\"root\":\"/\",\"entries\":[]}", "has a key twice" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[{\"name\":\"x\",\"y\":{\"a\":1,\"a\":2}}],\"entries\":[]}",
+                  "has a key twice" },
+                { ENTRY(FRAC ",\"original\":0,\"written\":1000,\"x\":{\"a\":{\"b\":1,\"b\":2}}"), "has a key twice" },
+                { ENTRY("\"name\":\"vm.percpu_pagelist_high_fraction\\u0000x\",\"original\":0,\"written\":1000"),
+                  "escaped NUL" },
+                { ENTRY("\"name\\u0000x\":\"vm.pcp_batch_scale_max\"," FRAC ",\"original\":0,\"written\":1000"),
+                  "escaped NUL" },
+                { "{\"version\":2,\"root\":\"/tmp\\u0000/x\",\"entries\":[]}", "escaped NUL" },
+                { ENTRY(FRAC ",\"original\":0,\"written\":1000 /* ,\"original\":500 */"), "outside strings (0x2f)" },
+                { "{'version':2,\"root\":\"/\",\"entries\":[]}", "outside strings (0x27)" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[]", "is not a JSON object" },
+                { "{\"version\":2,\"root\":\"/\",\"entries\":[\"]}", "ends inside a string" },
+                /* Accepted: colons, quotes and a literal backslash-u0000 inside strings are text. */
+                { "{\"version\":2,\"root\":\"/a:b\\\":{\\\"c\",\"entries\":[]}", NULL },
+                { "{\"version\":2,\"root\":\"/a\\\\u0000\",\"entries\":[]}", NULL },
+                { "{\"version\":2,\"root\":\"/\",\"pid\":1,\"entries\":[{\"name\":\"vm.percpu_pagelist_high_fraction\","
+                  "\"original\":0,\"written\":1000,\"next\":2000},{\"name\":\"vm.pcp_batch_scale_max\",\"original\":5,"
+                  "\"written\":2}]}",
+                  NULL },
+        };
+#undef ENTRY
+#undef FRAC
+        char err[512];
+
+        for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+                Journal *j = NULL;
+                int r = journal_parse("/state/" JOURNAL_FILE, cases[i].text, strlen(cases[i].text), &j, err, sizeof err);
+                if (cases[i].reason ? r != -EINVAL || !strstr(err, cases[i].reason) || j : r != 0)
+                        fail_msg("case %zu: r=%d err='%s', want %s", i, r, err, cases[i].reason ?: "accepted");
+                journal_free(j);
+        }
+        /* The count itself: members of every object, none from inside strings. */
+        assert_int_equal(journal_json_members("{}", 2, NULL, 0), 0);
+        assert_int_equal(journal_json_members("{\"a\":{\"b\":[{\"c\":1},{\"d\":\":\"}]}}", 31, NULL, 0), 4);
+        assert_int_equal(journal_json_members("\"a\\\":\"", 6, NULL, 0), 0);
+        assert_int_equal(journal_json_members("{\"a\":1}\0", 8, err, sizeof err), -EINVAL);
+}
+
+/* Issue 21 item 2: a journal per root in one state directory, the root checked inside, the old name read. */
+static void test_journal_per_root(void **state) {
+        char *a = fake_root(), *b = fake_root(), *sd = test_mkdtemp("journal"), err[512];
+        char na[JOURNAL_NAME_MAX], nb[JOURNAL_NAME_MAX], *fa, *fb, *legacy, *text;
+        Journal *ja = journal_new(sd, a), *jb = journal_new(sd, b), *loaded = NULL;
+
+        /* The host's keeps its name; the FNV-1a reference vector ("a": af63dc4c8601ec8c) names another. */
+        assert_string_equal(journal_file_name("/", na), JOURNAL_FILE);
+        assert_string_equal(journal_file_name(NULL, na), JOURNAL_FILE);
+        assert_string_equal(journal_file_name("a", na), "restore-af63dc4c8601ec8c.json");
+        journal_file_name(a, na);
+        journal_file_name(b, nb);
+        assert_string_not_equal(na, nb);
+        assert_int_equal(strlen(na), strlen("restore-0123456789abcdef.json"));
+        assert_true(asprintf(&fa, "%s/%s", sd, na) > 0);
+        assert_true(asprintf(&fb, "%s/%s", sd, nb) > 0);
+        assert_true(asprintf(&legacy, "%s/" JOURNAL_FILE, sd) > 0);
+        assert_string_equal(ja->file, fa);
+
+        /* Two daemons, one state directory: both originals kept, each in its root's file. */
+        set_value(a, FRACTION_PATH, 1000);
+        set_value(b, FRACTION_PATH, 1000);
+        set_value(b, SCALE_PATH, 2);
+        assert_int_equal(journal_intent(ja, fraction(), 0, 0, 1000), 0);
+        assert_int_equal(journal_commit(ja, fraction(), 1000), 0);
+        assert_int_equal(journal_intent(jb, fraction(), 8, 8, 1000), 0);
+        assert_int_equal(journal_intent(jb, scale(), 5, 5, 2), 0);
+        assert_int_equal(access(legacy, F_OK), -1);
+        assert_int_equal(journal_load(sd, a, &loaded, err, sizeof err), 0);
+        assert_int_equal(loaded->n_entries, 1);
+        assert_int_equal(journal_find(loaded, fraction())->original, 0);
+        assert_int_equal(journal_restore(loaded, a, "test"), 1);
+        loaded = journal_free(loaded);
+        assert_int_equal(journal_load(sd, "/", &loaded, err, sizeof err), -ENOENT);
+        assert_int_equal(journal_load(sd, b, &loaded, err, sizeof err), 0);
+        assert_int_equal(loaded->n_entries, 2);
+        assert_int_equal(journal_restore(loaded, b, "test"), 2);
+        loaded = journal_free(loaded);
+        assert_int_equal(test_value(a, FRACTION_PATH), 0);
+        assert_int_equal(test_value(b, FRACTION_PATH), 8);
+        assert_int_equal(test_value(b, SCALE_PATH), 5);
+        assert_int_equal(access(fa, F_OK), -1);
+        assert_int_equal(access(fb, F_OK), -1);
+
+        /* A file under one root's name recording another root: refused, never restored below either. */
+        assert_int_equal(journal_intent(ja, fraction(), 0, 0, 1000), 0);
+        assert_int_equal(rename(fa, fb), 0);
+        assert_int_equal(journal_load(sd, b, &loaded, err, sizeof err), -EXDEV);
+        assert_null(loaded);
+        assert_non_null(strstr(err, "belongs to root"));
+        assert_int_equal(journal_load(sd, a, &loaded, err, sizeof err), -ENOENT);
+
+        /* An older release's restore.json of root a: a's (saves go back there); root / refuses it. */
+        assert_int_equal(rename(fb, legacy), 0);
+        assert_int_equal(journal_load(sd, "/", &loaded, err, sizeof err), -EXDEV);
+        assert_non_null(strstr(err, "belongs to root"));
+        assert_int_equal(journal_load(sd, b, &loaded, err, sizeof err), -ENOENT);
+        assert_int_equal(journal_load(sd, a, &loaded, err, sizeof err), 0);
+        assert_string_equal(loaded->file, legacy);
+        assert_int_equal(journal_find(loaded, fraction())->original, 0);
+        set_value(a, FRACTION_PATH, 1000);
+        assert_int_equal(journal_restore(loaded, a, "test"), 1);
+        assert_int_equal(test_value(a, FRACTION_PATH), 0);
+        loaded = journal_free(loaded);
+        assert_int_equal(access(legacy, F_OK), -1);
+        /* Its own file wins over an old one. */
+        assert_true(asprintf(&text, "{\"version\":2,\"root\":\"%s\",\"entries\":[{\"name\":\"vm.pcp_batch_scale_max\","
+                                    "\"original\":6,\"written\":2}]}", a) > 0);
+        put(sd, "/" JOURNAL_FILE, text);
+        assert_int_equal(journal_intent(ja, fraction(), 0, 0, 1000), 0);
+        assert_int_equal(journal_load(sd, a, &loaded, err, sizeof err), 0);
+        assert_string_equal(loaded->file, fa);
+        assert_null(journal_find(loaded, scale()));
+        loaded = journal_free(loaded);
+
+        free(text);
+        free(fa);
+        free(fb);
+        free(legacy);
+        journal_free(ja);
+        journal_free(jb);
+        test_rm_rf(a);
+        test_rm_rf(b);
+        test_rm_rf(sd);
+        free(a);
+        free(b);
+        free(sd);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_allowlist),   cmocka_unit_test(test_roundtrip),
                 cmocka_unit_test(test_crafted),     cmocka_unit_test(test_version1),
                 cmocka_unit_test(test_trust),       cmocka_unit_test(test_knob_apply_release),
                 cmocka_unit_test(test_restore),     cmocka_unit_test(test_failed_save),
+                cmocka_unit_test(test_duplicates_and_nul), cmocka_unit_test(test_journal_per_root),
         };
         log_setup("test-journal", LOG_TARGET_NULL, LOG_DEBUG);
         return cmocka_run_group_tests(tests, NULL, NULL);
