@@ -175,49 +175,6 @@ _printf_(3, 4) static int journal_fail(char *err, size_t errlen, const char *fmt
         return -EINVAL;
 }
 
-/* Only root (or the user running us, for tests) may have written what we are about to trust. */
-static bool trusted_owner(uid_t uid) {
-        return uid == 0 || uid == geteuid();
-}
-
-static int journal_check_trust(const char *file, int fd, char *err, size_t errlen) {
-        _cleanup_(freep) char *dir = strdup(file);
-        char efile[PATH_MAX];
-        struct stat st;
-        char *slash;
-
-        str_escape(file, efile, sizeof efile);
-        if (!dir)
-                return -ENOMEM;
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return journal_fail(err, errlen, "%s is not a regular file", efile), -EPERM;
-        if (!trusted_owner(st.st_uid))
-                return journal_fail(err, errlen, "%s is owned by uid %u, not root", efile, (unsigned) st.st_uid), -EPERM;
-        if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return journal_fail(err, errlen, "%s is writable by group or others (mode %04o)", efile,
-                                    (unsigned) (st.st_mode & 07777)),
-                       -EPERM;
-        slash = strrchr(dir, '/');
-        if (slash)
-                *(slash == dir ? slash + 1 : slash) = 0;
-        else
-                strcpy(dir, ".");
-        if (stat(dir, &st) < 0)
-                return negative_errno();
-        if (!trusted_owner(st.st_uid) || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
-                char edir[PATH_MAX];
-                str_escape(dir, edir, sizeof edir);
-                return journal_fail(err, errlen,
-                                    "%s is in %s, which %s (uid %u, mode %04o): anyone could have put it there", efile,
-                                    edir, trusted_owner(st.st_uid) ? "is writable by group or others" : "is not owned by root",
-                                    (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777)),
-                       -EPERM;
-        }
-        return 0;
-}
-
 static int json_get_string(json_object *o, const char *key, const char **ret) {
         json_object *v;
         if (!json_object_object_get_ex(o, key, &v) || !json_object_is_type(v, json_type_string))
@@ -361,7 +318,6 @@ int journal_parse(const char *state_dir, const char *text, size_t len, Journal *
 
 int journal_load(const char *state_dir, Journal **ret, char *err, size_t errlen) {
         _cleanup_(freep) char *file = NULL, *text = NULL;
-        _cleanup_(closep) int fd = -EBADF;
         size_t len;
         int r;
 
@@ -369,17 +325,7 @@ int journal_load(const char *state_dir, Journal **ret, char *err, size_t errlen)
                 *err = 0;
         if (asprintf(&file, "%s/%s", state_dir, JOURNAL_FILE) < 0)
                 return -ENOMEM;
-        /* Never follow a symlink someone left in our place, never block on a FIFO. */
-        fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
-        if (fd < 0) {
-                if (errno == ELOOP)
-                        return journal_fail(err, errlen, "%s is a symbolic link", file), -EPERM;
-                return negative_errno();
-        }
-        r = journal_check_trust(file, fd, err, errlen);
-        if (r < 0)
-                return r;
-        r = read_fd_full(fd, JOURNAL_SIZE_MAX, &text, &len);
+        r = trusted_file_read(file, JOURNAL_SIZE_MAX, &text, &len, err, errlen);
         if (r == -EFBIG)
                 return journal_fail(err, errlen, "%s is larger than %zu bytes", file, JOURNAL_SIZE_MAX);
         if (r < 0)
