@@ -42,6 +42,11 @@ static int remove_entry(const char *path, const struct stat *st, int type, struc
         return 0;
 }
 
+static void remove_scratch(void) {
+        (void) nftw(scratch, remove_entry, 16, FTW_PHYS | FTW_DEPTH);
+        (void) rmdir(scratch);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
         static bool ready;
         char err[512];
@@ -50,6 +55,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
                 log_setup("fuzz-snapshot-archive", LOG_TARGET_NULL, LOG_ERR);
                 if (!mkdtemp(scratch))
                         abort();
+                atexit(remove_scratch);
                 ready = true;
         }
         int r = snapshot_archive_unpack_buffer(data, size, scratch, err, sizeof err);
