@@ -77,9 +77,17 @@ int calibration_parse(const char *text, size_t len, Calibration *ret);
 /* The JSON text (caller frees).  NULL on ENOMEM. */
 char *calibration_format(const Calibration *c);
 
-/* <dir>/calibration.json: 0, -ENOENT, -EINVAL (invalid content), -errno. */
+/*
+ * <dir>/calibration.json, with the journal's checks (trusted_file_read(): not a symlink, a regular
+ * file owned by root, not writable by group or others, in a directory owned by root that group and
+ * others cannot write unless sticky): 0, -ENOENT, -EPERM (untrusted, the reason logged as a warning),
+ * -EINVAL (invalid content), -errno.
+ */
 int calibration_load(const char *dir, Calibration *ret);
-/* Atomic replace, mode 0644.  dir must exist (StateDirectory=): -ENOENT otherwise.  0 or -errno. */
+/*
+ * Atomic replace, mode 0644.  dir must exist (StateDirectory=): -ENOENT otherwise; -EPERM (logged)
+ * if dir fails trusted_dir_check() (a later load would refuse the file).  0 or -errno.
+ */
 int calibration_save(const char *dir, const Calibration *c);
 
 /*

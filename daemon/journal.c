@@ -198,49 +198,6 @@ _printf_(3, 4) static int journal_fail(char *err, size_t errlen, const char *fmt
         return -EINVAL;
 }
 
-/* Only root (or the user running us, for tests) may have written what we are about to trust. */
-static bool trusted_owner(uid_t uid) {
-        return uid == 0 || uid == geteuid();
-}
-
-static int journal_check_trust(const char *file, int fd, char *err, size_t errlen) {
-        _cleanup_(freep) char *dir = strdup(file);
-        char efile[PATH_MAX];
-        struct stat st;
-        char *slash;
-
-        str_escape(file, efile, sizeof efile);
-        if (!dir)
-                return -ENOMEM;
-        if (fstat(fd, &st) < 0)
-                return negative_errno();
-        if (!S_ISREG(st.st_mode))
-                return journal_fail(err, errlen, "%s is not a regular file", efile), -EPERM;
-        if (!trusted_owner(st.st_uid))
-                return journal_fail(err, errlen, "%s is owned by uid %u, not root", efile, (unsigned) st.st_uid), -EPERM;
-        if (st.st_mode & (S_IWGRP | S_IWOTH))
-                return journal_fail(err, errlen, "%s is writable by group or others (mode %04o)", efile,
-                                    (unsigned) (st.st_mode & 07777)),
-                       -EPERM;
-        slash = strrchr(dir, '/');
-        if (slash)
-                *(slash == dir ? slash + 1 : slash) = 0;
-        else
-                strcpy(dir, ".");
-        if (stat(dir, &st) < 0)
-                return negative_errno();
-        if (!trusted_owner(st.st_uid) || ((st.st_mode & (S_IWGRP | S_IWOTH)) && !(st.st_mode & S_ISVTX))) {
-                char edir[PATH_MAX];
-                str_escape(dir, edir, sizeof edir);
-                return journal_fail(err, errlen,
-                                    "%s is in %s, which %s (uid %u, mode %04o): anyone could have put it there", efile,
-                                    edir, trusted_owner(st.st_uid) ? "is writable by group or others" : "is not owned by root",
-                                    (unsigned) st.st_uid, (unsigned) (st.st_mode & 07777)),
-                       -EPERM;
-        }
-        return 0;
-}
-
 /* A string member: -EINVAL if missing or not a string, -EBADMSG if it holds a NUL (C would read it cut short). */
 static int json_get_string(json_object *o, const char *key, const char **ret) {
         json_object *v;
@@ -447,21 +404,12 @@ int journal_parse(const char *file, const char *text, size_t len, Journal **ret,
 
 int journal_load_path(const char *file, Journal **ret, char *err, size_t errlen) {
         _cleanup_(freep) char *text = NULL;
-        _cleanup_(closep) int fd = -EBADF;
         size_t len;
         int r;
 
-        /* Never follow a symlink someone left in our place, never block on a FIFO. */
-        fd = open(file, O_RDONLY | O_CLOEXEC | O_NOCTTY | O_NOFOLLOW | O_NONBLOCK);
-        if (fd < 0) {
-                if (errno == ELOOP)
-                        return journal_fail(err, errlen, "%s is a symbolic link", file), -EPERM;
-                return negative_errno();
-        }
-        r = journal_check_trust(file, fd, err, errlen);
-        if (r < 0)
-                return r;
-        r = read_fd_full(fd, JOURNAL_SIZE_MAX, &text, &len);
+        /* Never follows a symlink someone left in our place, never blocks on a FIFO, and checks the
+         * owner and mode of the file and of its directory (trusted_file_read(), util.c). */
+        r = trusted_file_read(file, JOURNAL_SIZE_MAX, &text, &len, err, errlen);
         if (r == -EFBIG)
                 return journal_fail(err, errlen, "%s is larger than %zu bytes", file, JOURNAL_SIZE_MAX);
         if (r < 0)

@@ -163,7 +163,8 @@ static int policy_compare(const void *a, const void *b) {
  * Read and parse one file.  With check_owner the file must be owned by root
  * and not writable by group or others: the policies decide what the daemon
  * writes as root to /proc/sys and cgroup files.  open() follows symlinks and
- * fstat() checks the target, so a link is as good as the file it points to.
+ * fstat() checks the target, so a link is as good as the file it points to
+ * (in a directory, only one its owner made: symlink_owner_check()).
  * O_NONBLOCK keeps a FIFO dropped in the directory from hanging the load.
  * shown is the name messages and Policy.file use (path itself for load_file()).
  * 0, -EINVAL (reported in diag), -ENOMEM or -errno (reported).
@@ -299,6 +300,35 @@ static int list_dir(const char *dir, char ***ret, size_t *ret_n, Diagnostics *di
 }
 
 /*
+ * The rule of fs.protected_symlinks (off on some hosts, and it spares directories that are
+ * not sticky and world-writable): a symlink in a policy directory is followed only if the
+ * directory's owner made it.  Whoever else planted it (before the directory's mode was
+ * fixed, or as a group member) could point it at any root-owned file, which the file checks
+ * pass.  path is the entry, shown its name in messages.  0 (not a symlink, the owner's, or
+ * lstat()/stat() failed: the open that follows reports it), -EPERM (reported), -ENOMEM.
+ */
+static int symlink_owner_check(const char *path, const char *shown, Diagnostics *diag) {
+        _cleanup_(freep) char *dir = strdup(path);
+        struct stat lst, dst;
+        char *slash;
+
+        if (!dir)
+                return -ENOMEM;
+        if (lstat(path, &lst) < 0 || !S_ISLNK(lst.st_mode))
+                return 0;
+        slash = strrchr(dir, '/');
+        if (slash)
+                *(slash == dir ? slash + 1 : slash) = 0;
+        if (stat(slash ? dir : ".", &dst) < 0 || lst.st_uid == dst.st_uid)
+                return 0;
+        diagnostics_error(diag,
+                          "%s: refusing a symlink owned by uid %u in a directory owned by uid %u: only the directory's "
+                          "owner may link a policy there (the rule of fs.protected_symlinks)",
+                          shown, (unsigned) lst.st_uid, (unsigned) dst.st_uid);
+        return -EPERM;
+}
+
+/*
  * Kubernetes ConfigMap volumes: kubelet writes the files into a directory
  * named "..<timestamp>" (e.g. "..2026_12_01_14_05_09.1234567890", mode 0755),
  * points the symlink "..data" at it, and makes each visible NAME a symlink to
@@ -312,9 +342,10 @@ static int list_dir(const char *dir, char ***ret, size_t *ret_n, Diagnostics *di
  * Returns 0 with *ret_name = the "..<timestamp>" name if dir/..data is a
  * symlink to a directory beside it whose name starts with "..", 0 with NULL
  * if there is no "..data", -EINVAL (in diag) if "..data" is anything else,
- * -ENOMEM.
+ * -EPERM (in diag) with check_owner if the symlink's owner is not the
+ * directory's (symlink_owner_check(): kubelet, root, owns both), -ENOMEM.
  */
-static int configmap_data_dir(const char *dir, char **ret_name, Diagnostics *diag) {
+static int configmap_data_dir(const char *dir, bool check_owner, char **ret_name, Diagnostics *diag) {
         _cleanup_(freep) char *link = NULL, *target = NULL, *data = NULL;
         struct stat st;
         char buf[256];
@@ -337,6 +368,11 @@ static int configmap_data_dir(const char *dir, char **ret_name, Diagnostics *dia
                                         "to \"%.*s\"", link, (int) MIN(k, 64), buf);
                 return -EINVAL;
         }
+        if (check_owner) {
+                int r = symlink_owner_check(link, link, diag);
+                if (r < 0)
+                        return r;
+        }
         data = strndup(buf, (size_t) k);
         if (!data || asprintf(&target, "%s/%s", dir, data) < 0)
                 return -ENOMEM;
@@ -357,7 +393,7 @@ static int load_dir_into(PolicySet *s, const char *dir, bool check_owner, Diagno
         size_t n = 0;
         int r, ret = 0;
 
-        r = configmap_data_dir(dir, &data, diag);
+        r = configmap_data_dir(dir, check_owner, &data, diag);
         if (r < 0)
                 return r;
         if (data) {
@@ -367,18 +403,19 @@ static int load_dir_into(PolicySet *s, const char *dir, bool check_owner, Diagno
         }
 
         /*
-         * Whoever can write the directory can rename or remove root's files in it.  In kubelet's
-         * layout the files are in the "..<timestamp>" directory, which is what is checked: the
-         * volume's own directory is an emptyDir, which kubelet creates with mode 0777.  Someone who
-         * could write there could only point "..data" at a directory they own (refused here) or
-         * remove it (then this directory itself is checked, and refused).
+         * Whoever can write the directory can rename or remove root's files in it, and even with
+         * the sticky bit add a symlink to any root-owned file (which the file checks would pass):
+         * refused like a writable policy file.  In kubelet's layout the files are in the
+         * "..<timestamp>" directory, which is what is checked: the volume's own directory is an
+         * emptyDir, which kubelet creates with mode 0777.  Someone who could write there could only
+         * point "..data" at a directory they own (refused here), with a symlink they own (refused
+         * by configmap_data_dir()), or remove it (then this directory itself is checked, and refused).
          */
         struct stat dst;
-        if (check_owner && stat(list_from, &dst) == 0 &&
-            (dst.st_uid != 0 || ((dst.st_mode & (S_IWGRP | S_IWOTH)) && !(dst.st_mode & S_ISVTX)))) {
+        if (check_owner && stat(list_from, &dst) == 0 && (dst.st_uid != 0 || (dst.st_mode & (S_IWGRP | S_IWOTH)))) {
                 diagnostics_error(diag,
                                   "%s: refusing policy directory (owner uid %u, mode %04o): it must be owned by root and "
-                                  "not writable by group or others, who could rename or remove policies",
+                                  "not writable by group or others, who could add, rename or remove policies",
                                   list_from, (unsigned) dst.st_uid, (unsigned) (dst.st_mode & 07777));
                 return -EPERM;
         }
@@ -392,8 +429,11 @@ static int load_dir_into(PolicySet *s, const char *dir, bool check_owner, Diagno
                 /* Messages name the file as the operator sees it: DIR/NAME, not DIR/..<timestamp>/NAME. */
                 if (data && asprintf(&shown, "%s%s%s", dir, sep, file_basename(names[i])) < 0)
                         r = -ENOMEM;
-                else
-                        r = load_file_as(s, names[i], shown ?: names[i], check_owner, diag);
+                else {
+                        r = check_owner ? symlink_owner_check(names[i], shown ?: names[i], diag) : 0;
+                        if (r >= 0)
+                                r = load_file_as(s, names[i], shown ?: names[i], check_owner, diag);
+                }
                 if (r == -ENOMEM)
                         ret = r;
                 else if (r < 0 && ret == 0)

@@ -42,6 +42,7 @@ typedef struct ParseError {
         size_t line, column;
         size_t seq;
         char *message;
+        bool quotes_nothing;          /* holds no text of the file (a limit): kept for a file that is not a policy */
 } ParseError;
 
 typedef struct Parser {
@@ -62,6 +63,9 @@ typedef struct Parser {
         size_t n_events;
         usec_t cpu_start_usec;        /* thread CPU time when parsing began */
         const void *field_arg;        /* the arg of the Field being parsed (parse_mapping()) */
+        bool root_mapping;            /* the document is a mapping... */
+        unsigned root_keys;           /* ...with this many of the policy's keys (0: not a policy) */
+        yaml_mark_t root_mark;
 } Parser;
 
 /*
@@ -159,6 +163,15 @@ static void parser_flush_errors(Parser *p) {
 /* At a libyaml mark (zero-based). */
 #define parser_error(p, mark, ...) parser_error_at((p), (mark)->line + 1, (mark)->column + 1, __VA_ARGS__)
 
+/* A limit reached (nesting, parse time): a message that names no text of the file. */
+#define parser_limit_error(p, mark, ...)                                         \
+        do {                                                                     \
+                size_t n_before_ = (p)->n_messages;                              \
+                parser_error((p), (mark), __VA_ARGS__);                          \
+                if ((p)->n_messages > n_before_)                                 \
+                        (p)->errors[n_before_].quotes_nothing = true;            \
+        } while (0)
+
 /* Line and column (1-based, in characters) of a byte offset of the input. */
 static void offset_to_position(const Parser *p, size_t offset, size_t *ret_line, size_t *ret_column) {
         size_t line = 1, column = 1;
@@ -234,7 +247,7 @@ static int parser_next(Parser *p) {
         p->n_events++;
         if (p->event.type == YAML_SEQUENCE_START_EVENT || p->event.type == YAML_MAPPING_START_EVENT) {
                 if (++p->depth > POLICY_DEPTH_MAX) {
-                        parser_error(p, &p->event.start_mark,
+                        parser_limit_error(p, &p->event.start_mark,
                                      "expected at most %d nested sequences and mappings, found deeper nesting",
                                      POLICY_DEPTH_MAX);
                         p->fatal = true;
@@ -246,7 +259,7 @@ static int parser_next(Parser *p) {
         if (p->n_events > POLICY_EVENTS_MAX ||
             ((p->n_events & 1023) == 0 &&
              thread_user_usec() - p->cpu_start_usec > POLICY_PARSE_CPU_MAX_USEC)) {
-                parser_error(p, &p->event.start_mark,
+                parser_limit_error(p, &p->event.start_mark,
                              "expected a policy that parses in %zu events and %llu s of user CPU, found more; stopping here",
                              POLICY_EVENTS_MAX, (unsigned long long) (POLICY_PARSE_CPU_MAX_USEC / USEC_PER_SEC));
                 p->fatal = true;
@@ -493,7 +506,7 @@ static int parser_enter(Parser *p, yaml_event_type_t type, const char *what) {
  * messages ("the policy", "a rule").  Unknown and duplicate keys are errors
  * at the key; missing required keys are errors at the mapping.  Returns 0,
  * -EINVAL (reported) or -ENOMEM; *ret_n_keys (may be NULL) counts the known
- * keys found.
+ * keys found, as they are found (also when it fails half-way).
  */
 static int parse_mapping(Parser *p, const char *what, const Field *fields, size_t n, void *base,
                          unsigned *ret_n_keys) {
@@ -504,6 +517,8 @@ static int parse_mapping(Parser *p, const char *what, const Field *fields, size_
         int r;
 
         assert(n <= FIELDS_MAX);
+        if (ret_n_keys)
+                *ret_n_keys = 0;
         fields_list(fields, n, keys, sizeof(keys));
         snprintf(expected, sizeof expected, "%s (a mapping of %s)", what, keys);
         r = parser_enter(p, YAML_MAPPING_START_EVENT, expected);
@@ -544,6 +559,8 @@ static int parse_mapping(Parser *p, const char *what, const Field *fields, size_
                 seen[i] = true;
                 seen_at[i] = key_mark;
                 n_keys++;
+                if (ret_n_keys)
+                        *ret_n_keys = n_keys;
 
                 r = parser_next(p);
                 if (r < 0)
@@ -561,8 +578,6 @@ static int parse_mapping(Parser *p, const char *what, const Field *fields, size_
                 if ((fields[i].flags & FIELD_REQUIRED) && !seen[i])
                         parser_error(p, &start, "expected a '%s' key in %s, found none", fields[i].key, what);
 
-        if (ret_n_keys)
-                *ret_n_keys = n_keys;
         return p->n_errors > errors ? -EINVAL : 0;
 }
 
@@ -1630,9 +1645,32 @@ static void policy_check(Parser *p, const Policy *policy) {
         }
 }
 
+#define NOT_A_POLICY "not a policy file, so none of its text is shown"
+
+/*
+ * A mapping without any of the policy's keys is not a policy either (/etc/shadow parses as one):
+ * its messages, which quote its keys and values, give way to one that quotes nothing.  What a
+ * limit stopped (nesting, parse time) is still said.
+ */
+static void parser_not_a_policy(Parser *p) {
+        char keys[256];
+        size_t n = 0;
+
+        for (size_t i = 0; i < p->n_messages; i++) {
+                if (p->errors[i].quotes_nothing)
+                        p->errors[n++] = p->errors[i];
+                else
+                        free(p->errors[i].message);
+        }
+        p->n_messages = n;
+        fields_list(policy_fields, ELEMENTSOF(policy_fields), keys, sizeof keys);
+        parser_error(p, &p->root_mark,
+                     "expected a policy (a mapping with version, name and rules), found a mapping without any of "
+                     "its keys (%s): " NOT_A_POLICY, keys);
+}
+
 /* Stream -> one document -> the policy mapping. */
 static int parse_document(Parser *p, Policy *policy) {
-        char buf[96];
         int r;
 
         r = parser_next(p); /* STREAM-START */
@@ -1653,14 +1691,21 @@ static int parse_document(Parser *p, Policy *policy) {
                 parser_error(p, event_mark(p), "empty policy file: expected a mapping with version, name and rules");
                 return -EINVAL;
         }
+        /* Not a policy (pcptune.policy(5)): none of its text is quoted (a symlink to /etc/shadow, a key). */
+        if (p->event.type == YAML_SEQUENCE_START_EVENT) {
+                parser_error(p, event_mark(p), "expected a policy (a mapping with version, name and rules), found a sequence");
+                return -EINVAL;
+        }
         if (p->event.type != YAML_MAPPING_START_EVENT) {
-                parser_error(p, event_mark(p), "expected a policy (a mapping with version, name and rules), found %s",
-                             event_describe(p, buf, sizeof(buf)));
+                parser_error(p, event_mark(p), "expected a policy (a mapping with version, name and rules), found %s: "
+                             NOT_A_POLICY, p->event.type == YAML_ALIAS_EVENT ? "an alias" : "text");
                 return -EINVAL;
         }
         policy->line = (unsigned) p->event.start_mark.line + 1;
         policy->column = (unsigned) p->event.start_mark.column + 1;
-        r = parse_mapping(p, "the policy", policy_fields, ELEMENTSOF(policy_fields), policy, NULL);
+        p->root_mapping = true;
+        p->root_mark = p->event.start_mark;
+        r = parse_mapping(p, "the policy", policy_fields, ELEMENTSOF(policy_fields), policy, &p->root_keys);
         if (r == -ENOMEM || p->fatal)
                 return r < 0 ? r : -EINVAL;
 
@@ -1706,6 +1751,8 @@ int policy_parse(const char *filename, const char *buf, size_t len, Policy **ret
 
         if (!p.fatal && !p.oom && r != -ENOMEM)
                 policy_check(&p, policy);
+        if (p.root_mapping && p.root_keys == 0 && !p.syntax_error.message && !p.oom && r != -ENOMEM)
+                parser_not_a_policy(&p);
         parser_flush_errors(&p);
         if (p.oom || r == -ENOMEM)
                 return -ENOMEM;

@@ -241,7 +241,7 @@ static void bulk_sampler_calibrate(BulkSampler *b) {
         if (r == -ENOENT && !b->cal_save_warned)
                 log_info("%s does not exist (the unit's StateDirectory= makes it): the calibration is kept in "
                          "memory only", b->calibration_dir);
-        else if (r < 0 && r != -ENOENT)
+        else if (r < 0 && r != -ENOENT && r != -EPERM) /* -EPERM: calibration_save() said why */
                 log_warning_errno(r, "Failed to save the calibration in %s: %s, ignoring", b->calibration_dir,
                                   errno_str(r));
         b->cal_save_warned = b->cal_save_warned || r == -ENOENT;

@@ -220,6 +220,20 @@ int parse_time_point(const char *s, usec_t now, usec_t *ret);
 const char *str_escape(const char *s, char *buf, size_t size);
 
 /*
+ * State a root process wrote and reads back (the journal, calibration.json) is trusted only if
+ * nobody else could have written it.  trusted_dir_check(): the directory dir, holding the file
+ * what (for the message), is owned by root or the effective user (tests run as one) and not
+ * writable by group or others unless sticky (then they cannot rename or remove root's files).
+ * trusted_file_read(): open path without following a symlink (O_NOFOLLOW) or blocking on a FIFO,
+ * require a regular file owned by root or the effective user, not writable by group or others,
+ * in a directory that passes trusted_dir_check(), and read at most max bytes (read_fd_full()).
+ * 0; -EPERM with the reason (path escaped) in err (errlen bytes, may be NULL/0); -ENOENT and other
+ * -errno of open/stat; -EFBIG (larger than max); -ENOMEM.
+ */
+int trusted_dir_check(const char *dir, const char *what, char *err, size_t errlen);
+int trusted_file_read(const char *path, size_t max, char **ret_buf, size_t *ret_len, char *err, size_t errlen);
+
+/*
  * One name per root directory: the canonical path if it exists (realpath),
  * else the path with repeated and trailing '/' removed.  "" or NULL is "/".
  * 0 or -ENOMEM; the caller frees *ret.

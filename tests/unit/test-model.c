@@ -1086,6 +1086,43 @@ static void test_calibration(void **state) {
         assert_int_equal(write_file_atomic(path, "{\"version\": 1,", 15, 0644), 0);
         assert_int_equal(calibration_load(sub, &d), -EINVAL);
         unlink(path);
+
+        /* It chooses the fraction a latency goal writes as root: the journal's checks.  A valid file that
+         * someone else could have written is refused (-EPERM), where it was used before. */
+        char other[128];
+        snprintf(other, sizeof other, "%s/elsewhere.json", dir);
+        assert_int_equal(write_file_atomic(other, t, strlen(t), 0644), 0);
+        assert_int_equal(symlink(other, path), 0);
+        assert_int_equal(calibration_load(sub, &d), -EPERM); /* a symlink, even to a good file */
+        unlink(path);
+        assert_int_equal(mkfifo(path, 0600), 0);
+        assert_int_equal(calibration_load(sub, &d), -EPERM); /* not a regular file, and no hang */
+        unlink(path);
+        assert_int_equal(calibration_save(sub, &c), 0);
+        assert_int_equal(calibration_load(sub, &d), 0);
+        assert_int_equal(chmod(path, 0666), 0);
+        assert_int_equal(calibration_load(sub, &d), -EPERM); /* writable by others */
+        assert_int_equal(chmod(path, 0620), 0);
+        assert_int_equal(calibration_load(sub, &d), -EPERM); /* writable by group */
+        assert_int_equal(chmod(path, 0644), 0);
+        if (geteuid() == 0) {
+                assert_int_equal(chown(path, 65534, 65534), 0);
+                assert_int_equal(calibration_load(sub, &d), -EPERM); /* owned by nobody */
+                assert_int_equal(chown(path, 0, 0), 0);
+                assert_int_equal(chown(sub, 65534, 65534), 0);
+                assert_int_equal(calibration_load(sub, &d), -EPERM); /* in a directory nobody owns */
+                assert_int_equal(calibration_save(sub, &c), -EPERM);
+                assert_int_equal(chown(sub, 0, 0), 0);
+        }
+        assert_int_equal(calibration_load(sub, &d), 0);
+        assert_int_equal(chmod(sub, 0777), 0);
+        assert_int_equal(calibration_load(sub, &d), -EPERM); /* in a 0777 directory */
+        assert_int_equal(calibration_save(sub, &c), -EPERM); /* nor written there */
+        assert_int_equal(chmod(sub, 01777), 0);
+        assert_int_equal(calibration_load(sub, &d), 0); /* sticky: others cannot replace root's file */
+        assert_int_equal(chmod(sub, 0755), 0);
+        unlink(other);
+        unlink(path);
         rmdir(sub);
         rmdir(dir);
         free(t);

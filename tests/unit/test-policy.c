@@ -1260,6 +1260,146 @@ static void test_load_dir(void **state) {
         assert_string_equal(d.errors[0], want);
 }
 
+/*
+ * Issue 21 item 4: a policy directory writable by others is refused even when sticky; a symlink in it
+ * is followed only if the directory's owner made it (fs.protected_symlinks, off on some hosts), the
+ * ConfigMap's ..data too; a file that is not a policy (a symlink to /etc/shadow, a key) gets one
+ * message that quotes none of its text.
+ */
+static void test_load_dir_links_and_secrets(void **state) {
+        (void) state;
+        char tmp[] = "/tmp/test-policy-links-XXXXXX";
+        _cleanup_(diagnostics_done) Diagnostics d = {};
+        _cleanup_(freep) char *dir = NULL, *other = NULL, *link = NULL, *secret = NULL, *want = NULL;
+        PolicySet *s = NULL;
+
+        if (geteuid() != 0) {
+                print_message("[ SKIPPED  ] owner checks need root\n");
+                return;
+        }
+        assert_non_null(mkdtemp(tmp));
+        assert_true(asprintf(&dir, "%s/policies.d", tmp) > 0);
+        assert_true(asprintf(&other, "%s/elsewhere", tmp) > 0);
+        assert_int_equal(mkdir(dir, 0755), 0);
+        assert_int_equal(mkdir(other, 0755), 0);
+        write_policy(other, "target.yaml", "target", 50, 0644);
+        write_policy(dir, "10-a.yaml", "a", 50, 0644);
+
+        /* A symlink root made: followed. */
+        assert_true(asprintf(&link, "%s/20-link.yaml", dir) > 0);
+        assert_true(asprintf(&secret, "%s/target.yaml", other) > 0);
+        assert_int_equal(symlink(secret, link), 0);
+        assert_int_equal(policy_set_load_dir(dir, true, &s, &d), 0);
+        assert_int_equal(s->n_policies, 2);
+        s = policy_set_free(s);
+        diagnostics_done(&d);
+
+        /* The same symlink owned by another user: refused, whatever it points to (a root-owned policy here). */
+        assert_int_equal(lchown(link, 65534, 65534), 0);
+        assert_int_equal(policy_set_load_dir(dir, true, &s, &d), -EINVAL);
+        assert_null(s);
+        assert_int_equal(d.n_errors, 1);
+        assert_true(asprintf(&want,
+                             "%s: refusing a symlink owned by uid 65534 in a directory owned by uid 0: only the "
+                             "directory's owner may link a policy there (the rule of fs.protected_symlinks)",
+                             link) > 0);
+        assert_string_equal(d.errors[0], want);
+        diagnostics_done(&d);
+        /* Not checking owners: followed. */
+        assert_int_equal(policy_set_load_dir(dir, false, &s, &d), 0);
+        s = policy_set_free(s);
+        diagnostics_done(&d);
+        unlink(link);
+
+        /* A sticky world-writable directory is refused like a writable file (others could plant links). */
+        assert_int_equal(chmod(dir, 01777), 0);
+        assert_int_equal(policy_set_load_dir(dir, true, &s, &d), -EPERM);
+        assert_null(s);
+        assert_int_equal(d.n_errors, 1);
+        free(want);
+        assert_true(asprintf(&want,
+                             "%s: refusing policy directory (owner uid 0, mode 1777): it must be owned by root and not "
+                             "writable by group or others, who could add, rename or remove policies",
+                             dir) > 0);
+        assert_string_equal(d.errors[0], want);
+        diagnostics_done(&d);
+        assert_int_equal(chmod(dir, 01775), 0);
+        assert_int_equal(policy_set_load_dir(dir, true, &s, &d), -EPERM);
+        diagnostics_done(&d);
+        assert_int_equal(chmod(dir, 0755), 0);
+
+        /* A ConfigMap layout whose ..data symlink someone else made: refused. */
+        _cleanup_(freep) char *vol = NULL, *data = NULL, *datalink = NULL;
+        assert_true(asprintf(&vol, "%s/configmap", tmp) > 0);
+        assert_true(asprintf(&data, "%s/..2026_12_02_00_00_00.1", vol) > 0);
+        assert_true(asprintf(&datalink, "%s/..data", vol) > 0);
+        assert_int_equal(mkdir(vol, 0777), 0);
+        assert_int_equal(chmod(vol, 0777), 0);
+        assert_int_equal(mkdir(data, 0755), 0);
+        write_policy(data, "50-cm.yaml", "cm", 50, 0644);
+        assert_int_equal(symlink("..2026_12_02_00_00_00.1", datalink), 0);
+        assert_int_equal(policy_set_load_dir(vol, true, &s, &d), 0);
+        assert_int_equal(s->n_policies, 1);
+        s = policy_set_free(s);
+        diagnostics_done(&d);
+        assert_int_equal(lchown(datalink, 65534, 65534), 0);
+        assert_int_equal(policy_set_load_dir(vol, true, &s, &d), -EPERM);
+        assert_null(s);
+        assert_int_equal(d.n_errors, 1);
+        assert_non_null(strstr(d.errors[0], "..data: refusing a symlink owned by uid 65534"));
+        diagnostics_done(&d);
+
+        /* A root-owned file that is not a policy, linked by root: refused without quoting it. */
+        static const struct {
+                const char *text, *found, *secret;
+        } not_policies[] = {
+                { "root:$6$saltsalt$hashhashhashhashhashhash:19000:0:99999:7:::\ndaemon:*:19000:0:99999:7:::\n",
+                  "a mapping without any of its keys (version, name, description, priority, host, rules)", "$6$" },
+                { "SECRET_TOKEN=hunter2\n", "text", "hunter2" },
+                { "-----BEGIN PRIVATE KEY-----\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASCBKcwggSjAgEAAoIBAQC7\n"
+                  "-----END PRIVATE KEY-----\n", "text", "MIIEvQ" },
+                { "password: hunter2\nrulez: [a]\n",
+                  "a mapping without any of its keys (version, name, description, priority, host, rules)", "hunter2" },
+                { "&anchor x\n", "text", "anchor" },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(not_policies); i++) {
+                Policy *p = NULL;
+                _cleanup_(freep) char *expect = NULL;
+                const char *text = not_policies[i].text;
+                assert_int_equal(policy_parse("f", text, strlen(text), &p, &d), -EINVAL);
+                assert_null(p);
+                if (d.n_errors != 1)
+                        fail_msg("case %zu: %zu errors, first: %s", i, d.n_errors, d.n_errors ? d.errors[0] : "");
+                assert_true(asprintf(&expect,
+                                     "f:1:1: expected a policy (a mapping with version, name and rules), found %s: "
+                                     "not a policy file, so none of its text is shown",
+                                     not_policies[i].found) > 0);
+                assert_string_equal(d.errors[0], expect);
+                assert_null(strstr(d.errors[0], not_policies[i].secret));
+                diagnostics_done(&d);
+        }
+        /* Through a directory: a root-made symlink to a root-owned secret quotes nothing of it. */
+        _cleanup_(freep) char *shadow = NULL;
+        assert_true(asprintf(&shadow, "%s/shadow", other) > 0);
+        write_file(shadow, not_policies[0].text, 0640);
+        assert_int_equal(symlink(shadow, link), 0);
+        assert_int_equal(policy_set_load_dir(dir, true, &s, &d), -EINVAL);
+        assert_int_equal(d.n_errors, 1);
+        assert_null(strstr(d.errors[0], "$6$"));
+        assert_null(strstr(d.errors[0], "root:"));
+        diagnostics_done(&d);
+        /* One policy key makes it a policy: its typos are quoted as before. */
+        static const char typo[] = "version: 1\nnmae: x\nrules: [{name: a, repair: pagesets}]\n";
+        Policy *p = NULL;
+        assert_int_equal(policy_parse("t", typo, strlen(typo), &p, &d), -EINVAL);
+        assert_int_equal(d.n_errors, 2);
+        assert_string_equal(d.errors[1], "t:2:1: expected a key of the policy (version, name, description, priority, "
+                                         "host, rules), found unknown key 'nmae'; did you mean 'name'?");
+        diagnostics_done(&d);
+
+        rm_rf(tmp);
+}
+
 static void test_load_paths(void **state) {
         (void) state;
         _cleanup_(diagnostics_done) Diagnostics d = {};
@@ -1442,6 +1582,7 @@ int main(void) {
                 cmocka_unit_test(test_shipped_policies),
                 cmocka_unit_test(test_embedded),
                 cmocka_unit_test(test_load_dir),
+                cmocka_unit_test(test_load_dir_links_and_secrets),
                 cmocka_unit_test(test_load_paths),
                 cmocka_unit_test(test_metric_registry),
                 cmocka_unit_test(test_metrics_from_snapshot),

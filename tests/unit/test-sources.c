@@ -2116,6 +2116,65 @@ static void test_capture_roundtrip(void **state) {
         }
 }
 
+static const char *wanted_base;
+static int wanted_walk(const char *path, const struct stat *st, int type, struct FTW *ftw) {
+        (void) ftw;
+        if (type == FTW_F && !snapshot_path_wanted(path + strlen(wanted_base)))
+                fail_msg("capture wrote %s, which an archive's unpacking would skip", path);
+        return 0;
+}
+
+/*
+ * Issue 21 item 7: what an archive's unpacking writes.  Every file a capture writes is wanted (so an
+ * archive reads back whole, on every fixture); member names are normalised or refused.
+ */
+static void test_snapshot_archive_paths(void **state) {
+        (void) state;
+        for (size_t i = 0; fixture_sets[i]; i++) {
+                char *root = fixture_root(fixture_sets[i], "root"), *dir = test_mkdtemp("capture-wanted");
+                assert_true(capture_snapshot(root, dir) > 3);
+                wanted_base = dir;
+                assert_int_equal(nftw(dir, wanted_walk, 16, FTW_PHYS), 0);
+                test_rm_rf(dir);
+                free(dir);
+                free(root);
+        }
+        assert_true(snapshot_path_wanted("/proc/zoneinfo"));
+        assert_true(snapshot_path_wanted("/sys/devices/system/node/node12/cpulist"));
+        assert_true(snapshot_path_wanted("/proc/sys/vm/percpu_pagelist_high_fraction"));
+        assert_true(snapshot_path_wanted("/.pcptune/snapshot"));
+        assert_false(snapshot_path_wanted("/etc/passwd"));
+        assert_false(snapshot_path_wanted("/sys/devices/system/node/node1/x/cpulist"));
+        assert_false(snapshot_path_wanted("/sys/devices/system/node/nodeX/cpulist"));
+        assert_false(snapshot_path_wanted("/proc/zoneinfo/x"));
+
+        static const struct {
+                const char *name, *path;
+                int r;
+        } names[] = {
+                { "./proc/zoneinfo", "/proc/zoneinfo", 1 },
+                { "proc/zoneinfo", "/proc/zoneinfo", 1 },
+                { ".//./proc/", "/proc", 1 },
+                { "./", "", 0 },
+                { ".", "", 0 },
+                { "/etc/passwd", NULL, -EINVAL },
+                { "./proc/../../etc/passwd", NULL, -EINVAL },
+                { "..", NULL, -EINVAL },
+                { "proc//zoneinfo", NULL, -EINVAL },
+                { "proc/./zoneinfo", NULL, -EINVAL },
+                { "proc/zone\ninfo", NULL, -EINVAL },
+                { "", "", 0 },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(names); i++) {
+                char buf[64] = "";
+                int r = snapshot_member_path(names[i].name, buf, sizeof buf);
+                if (r != names[i].r || (r > 0 && !streq(buf, names[i].path)))
+                        fail_msg("'%s': %d '%s'", names[i].name, r, buf);
+        }
+        char small[8];
+        assert_int_equal(snapshot_member_path("proc/zoneinfo", small, sizeof small), -ENAMETOOLONG);
+}
+
 /* Capture root into a new directory: the files written; the directory in *ret_dir. */
 static int capture_into(const char *root, char **ret_dir) {
         *ret_dir = test_mkdtemp("knobs-capture");
@@ -2282,6 +2341,7 @@ int main(void) {
                 cmocka_unit_test(test_source_table),
                 cmocka_unit_test(test_source_file_expand),
                 cmocka_unit_test(test_capture_roundtrip),
+                cmocka_unit_test(test_snapshot_archive_paths),
                 cmocka_unit_test(test_snapshot_knobs),
                 cmocka_unit_test(test_snapshot_take_sources),
                 cmocka_unit_test(test_sampler),
