@@ -24,6 +24,7 @@
 #include "capture.h"
 #include "calibration.h"
 #include "journal.h"
+#include "knob-lock.h"
 #include "messages.h"
 #include "model-wmark.h"
 #include "plan.h"
@@ -719,6 +720,7 @@ static int cmd_liveness(const CtlOptions *o) {
 
 static int cmd_restore(const CtlOptions *o) {
         _cleanup_(journal_freep) Journal *j = NULL;
+        _cleanup_(knob_locks_release) KnobLocks knob_locks = KNOB_LOCKS_INIT;
         char err[512], eroot[PATH_MAX];
         int pid, r;
 
@@ -744,6 +746,9 @@ static int cmd_restore(const CtlOptions *o) {
                           o->root);
                 return 1;
         }
+        /* A daemon or a repair on this kernel from another root or mount namespace (knob-lock.h). */
+        if (knob_locks_take(&knob_locks, o->root, "not restoring") < 0)
+                return 1;
         r = journal_restore(j, o->root, "pcptunectl restore");
         if (r < 0)
                 return 1;
@@ -1124,6 +1129,7 @@ static int cmd_repair(const CtlOptions *o) {
         _cleanup_(journal_freep) Journal *j = NULL;
         _cleanup_(closep) int lock = -EBADF;
         _cleanup_(freep) char *lockpath = NULL;
+        _cleanup_(knob_locks_release) KnobLocks knob_locks = KNOB_LOCKS_INIT;
         PagesetCheck c = { 0 }, after = { 0 };
         int pid, r;
 
@@ -1173,6 +1179,8 @@ static int cmd_repair(const CtlOptions *o) {
                 r = negative_errno();
         if (r < 0)
                 return log_error_errno(r, "Failed to lock %s: %s", strna(lockpath), errno_str(r)), 1;
+        if (knob_locks_take(&knob_locks, o->root, "not repairing") < 0)
+                return 1;
         j = journal_new(o->state_dir, o->root);
         if (!j)
                 return log_oom(), 1;

@@ -12,6 +12,7 @@
 
 #include "actuator.h"
 #include "export-prom.h"
+#include "knob-lock.h"
 #include "model-percpu.h"
 #include "log.h"
 #include "manager.h"
@@ -53,6 +54,7 @@ struct Manager {
         EvalState *eval;
         Journal *journal;
         int lock_fd;
+        KnobLocks knob_locks;         /* flock() on each knob's file: one writer per kernel (knob-lock.h) */
 
         Actuator *act;                /* the knobs, their journal, the actions (actuator.h) */
 
@@ -95,6 +97,7 @@ Manager *manager_free(Manager *m) {
         eval_state_free(m->eval);
         if (m->lock_fd >= 0)
                 close(m->lock_fd);
+        knob_locks_release(&m->knob_locks);
         prom_writer_free(m->prom);
         free(m->metrics_dir);
         free(m->root);
@@ -112,6 +115,7 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         if (!m)
                 return -ENOMEM;
         m->lock_fd = -EBADF;
+        knob_locks_init(&m->knob_locks);
         if (path_normalize_root(cfg->root, &m->root) < 0)
                 return -ENOMEM;
         m->state_dir = strdup(cfg->state_dir ?: STATE_DIR_DEFAULT);
@@ -271,7 +275,8 @@ static int manager_take_lock(Manager *m) {
         if (!text || ftruncate(fd, 0) < 0 || pwrite(fd, text, strlen(text), 0) < 0)
                 log_warning_errno(errno, "Failed to write our pid to %s: %m, ignoring", path);
         m->lock_fd = fd;
-        return 0;
+        /* The root's lock is per path; the knobs' files are the kernel's (knob-lock.h). */
+        return knob_locks_take(&m->knob_locks, m->root, "exiting");
 }
 
 /*
