@@ -318,12 +318,10 @@ static void manager_open_metrics(Manager *m) {
 
         if (!m->metrics_dir)
                 return;
-        r = prom_writer_open(m->metrics_dir, &m->prom);
+        r = prom_writer_open(m->metrics_dir, PROM_LOCK_DIR, &m->prom);
         if (r == -ENOENT || r == -ENOTDIR)
                 log_notice("Metrics are off: %s does not exist (pcptuned never creates it: install "
                            "prometheus-node-exporter, or set --metrics-dir)", m->metrics_dir);
-        else if (r == -EBUSY)
-                log_notice("Metrics are off: another pcptuned writes %s/%s", m->metrics_dir, PROM_FILE);
         else if (r < 0)
                 log_warning_errno(r, "Failed to open the metrics directory %s: %s; metrics are off", m->metrics_dir,
                                   errno_str(r));
@@ -396,7 +394,11 @@ static void manager_write_metrics(Manager *m, const ReportInput *in) {
         PromInput pin = { .report = in, .knobs = knobs, .n_knobs = n, .counters = &m->counters,
                           .version = PACKAGE_VERSION };
         r = prom_writer_write(m->prom, &pin);
-        if (r < 0 && r != m->prom_error)
+        if (r == -EBUSY && r != m->prom_error)
+                log_notice("Not writing metrics: another pcptuned writes %s/%s (it holds %s); trying again at "
+                           "every sample",
+                           prom_writer_dir(m->prom), PROM_FILE, prom_writer_lock_path(m->prom));
+        else if (r < 0 && r != m->prom_error)
                 log_warning_errno(r, "Failed to write %s/%s: %s, will retry at the next sample",
                                   prom_writer_dir(m->prom), PROM_FILE, errno_str(r));
         else if (r >= 0 && m->prom_error < 0)

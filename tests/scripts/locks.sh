@@ -63,4 +63,48 @@ wait_for 50 grep -q " $holder " /proc/locks
 	tap_fail "flock holder" "rc=$rc fraction $(frac)" "$(cat "$tmp/out")"
 kill "$holder" 2>/dev/null; wait "$holder" 2>/dev/null
 
+# --- item 5: the metrics lock is a root-only file; an unprivileged flock on the directory stops nothing.
+set_root; rm -rf "$tmp/state" "$tmp/metrics"; mkdir -m 0755 "$tmp/metrics"; : >"$tmp/log"
+chmod 0755 "$tmp" # uid 65534 reaches the metrics directory
+prom=$tmp/metrics/pcptune.prom
+lockname=/run/pcptune/metrics-$(stat -c %d "$tmp/metrics")-$(stat -c %i "$tmp/metrics").lock
+if command -v setpriv >/dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups flock -x -n "$tmp/metrics" sleep 8 &
+	nobody=$!; more_pids="$more_pids $nobody"
+	wait_for 50 grep -q " $nobody " /proc/locks
+	start_daemon "$empty" --metrics-dir "$tmp/metrics"
+	if wait_for 50 test -s "$prom" && grep -q " $nobody " /proc/locks && ! log_has "Metrics are off\|Not writing metrics"; then
+		tap_ok "uid 65534 holding a flock on the metrics directory: metrics are still written"
+	else
+		tap_fail "unprivileged flock on the metrics directory" "$(cat "$tmp/log")" "$(ls -la "$tmp/metrics")"
+	fi
+	[ -f "$lockname" ] && [ "$(stat -c %a:%u "$lockname")" = 600:0 ] &&
+		! setpriv --reuid=65534 --regid=65534 --clear-groups flock -x -n "$lockname" true 2>/dev/null &&
+		tap_ok "the metrics lock is $lockname, root's, 0600: uid 65534 cannot open it" ||
+		tap_fail "metrics lock file" "$(ls -la "$lockname" 2>&1)"
+	stop_daemon TERM
+	[ ! -e "$prom" ] && [ ! -e "$lockname" ] && tap_ok "on stop the file and the lock file are removed" ||
+		tap_fail "removal on stop" "$(ls -la "$tmp/metrics" "$lockname" 2>&1)"
+	kill "$nobody" 2>/dev/null; wait "$nobody" 2>/dev/null
+else
+	tap_ok "# SKIP setpriv (util-linux) missing"
+fi
+
+# A busy lock (another pcptuned: here root's flock(1)) is tried again at every sample, not given up.
+rm -rf "$tmp/state"; : >"$tmp/log"
+mkdir -p /run/pcptune
+flock -x "$lockname" sleep 2 &
+holder=$!; more_pids="$more_pids $holder"
+wait_for 50 grep -q " $holder " /proc/locks
+start_daemon "$empty" --metrics-dir "$tmp/metrics"
+wait_for 50 log_has "Not writing metrics: another pcptuned writes $prom (it holds $lockname); trying again at every sample"
+seen=$([ -e "$prom" ] && echo "written while held" || echo "not written while held")
+wait "$holder" 2>/dev/null
+if [ "$seen" = "not written while held" ] && wait_for 50 test -s "$prom" && log_has "Wrote $tmp/metrics/pcptune.prom again"; then
+	tap_ok "metrics wait while another holds the lock, and are written once it is released"
+else
+	tap_fail "metrics lock retry" "$seen" "$(cat "$tmp/log")"
+fi
+stop_daemon TERM
+
 tap_done
