@@ -5,6 +5,9 @@
 
 tap_n=0
 tap_failed=0
+# What the tests create (policy directories, journals, state) gets the modes they expect whatever the
+# caller's umask (a package build may run with 002).
+umask 022
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 : "${FIXTURES:=$top_srcdir/tests/fixtures}"
@@ -28,6 +31,18 @@ tap_skip_all() { # reason
 tap_done() {
 	echo "1..$tap_n"
 	[ "$tap_failed" -eq 0 ]
+}
+# A copy of tests/policies/NAME's *.yaml (or of the *.yaml of an absolute directory, e.g. the shipped
+# policies) in DIR, made with the modes pcptuned's owner check wants: DIR 0755 and the files 0644, whatever
+# the checkout's modes (a tree unpacked as root by `git archive | tar -x` has 0775 folders and 0664 files,
+# which pcptuned rightly refuses).  Prints DIR.
+policy_copy() { # name-or-dir dir
+	local src=$1
+	case $src in /*) ;; *) src=$top_srcdir/tests/policies/$1 ;; esac
+	rm -rf "$2" && mkdir -p "$2" && chmod 0755 "$2" || return 1
+	cp "$src"/*.yaml "$2"/ 2>/dev/null
+	chmod 0644 "$2"/* 2>/dev/null
+	echo "$2"
 }
 # Live tests change this machine's sysctls and cgroups: one at a time, also
 # under make check -j and across build directories (else one test would take
