@@ -50,6 +50,43 @@ policy_copy() { # name-or-dir dir
 live_lock() {
 	exec 9>"${TMPDIR:-/tmp}/pcptune-live-tests.lock" && flock 9
 }
+# Live tests restore only what they changed.  knob_save FILE records FILE's value at the start (the one
+# written back); knob_write FILE VALUE writes VALUE and remembers it as the test's own; knob_ours FILE VALUE
+# remembers a value the test saw its own pcptuned write.  knob_restore FILE (in the cleanup): if FILE holds
+# one of the test's values, write the saved value back; if it holds anything else, another writer changed
+# it meanwhile (a daemon on the host, an administrator): say so in a TAP diagnostic and leave it.
+declare -A knob_saved=() knob_values=()
+knob_save() { # file
+	local v
+	v=$(cat "$1") || return 1
+	knob_saved[$1]=$v
+	knob_values[$1]=" $v "
+}
+knob_ours() { # file value
+	knob_values[$1]="${knob_values[$1]:- }$2 "
+}
+knob_write() { # file value
+	knob_ours "$1" "$2"
+	echo "$2" >"$1"
+}
+knob_restore() { # file
+	local now
+	[ -n "${knob_saved[$1]+set}" ] || return 0
+	now=$(cat "$1" 2>/dev/null) || return 0
+	[ "$now" = "${knob_saved[$1]}" ] && return 0
+	case ${knob_values[$1]} in
+	*" $now "*) echo "${knob_saved[$1]}" >"$1" ;;
+	*) echo "# $1 holds $now, which this test did not write (its values:${knob_values[$1]% }): another writer changed it; left as it is, not restored to ${knob_saved[$1]}" ;;
+	esac
+}
+# Stop a pcptuned so that it restores what it wrote: SIGTERM, SIGKILL after 10 s.
+stop_pid() { # pid
+	local i
+	kill -TERM "$1" 2>/dev/null || return 0
+	for i in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
+}
 # Wait until a command succeeds (timeout in tenths of a second).
 # Wait (at most 15 s) until a count printed by a command stops moving: the same value in three readings
 # half a second apart.  For host-wide counts such as v1's dying memcgs, which removed cgroups (a test
