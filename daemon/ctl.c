@@ -24,6 +24,7 @@
 #include "capture.h"
 #include "calibration.h"
 #include "journal.h"
+#include "knob-lock.h"
 #include "messages.h"
 #include "model-wmark.h"
 #include "plan.h"
@@ -799,6 +800,7 @@ static void restore_hint_other_roots(const CtlOptions *o) {
 static int cmd_restore(const CtlOptions *o) {
         _cleanup_(journal_freep) Journal *j = NULL;
         _cleanup_(closep) int lock = -EBADF;
+        _cleanup_(knob_locks_release) KnobLocks knob_locks = KNOB_LOCKS_INIT;
         char err[512];
         int pid, r;
 
@@ -836,6 +838,9 @@ static int cmd_restore(const CtlOptions *o) {
                 return log_error_errno(r, "Failed to read the restore journal in %s: %s", o->state_dir,
                                        *err ? err : errno_str(r)),
                        1;
+        /* A daemon or a repair on this kernel from another root or mount namespace (knob-lock.h). */
+        if (knob_locks_take(&knob_locks, o->root, "not restoring") < 0)
+                return 1;
         r = journal_restore(j, o->root, "pcptunectl restore");
         if (r < 0)
                 return 1;
@@ -1215,6 +1220,7 @@ static int cmd_repair(const CtlOptions *o) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
         _cleanup_(journal_freep) Journal *j = NULL;
         _cleanup_(closep) int lock = -EBADF;
+        _cleanup_(knob_locks_release) KnobLocks knob_locks = KNOB_LOCKS_INIT;
         PagesetCheck c = { 0 }, after = { 0 };
         char err[512];
         int pid, r;
@@ -1254,6 +1260,8 @@ static int cmd_repair(const CtlOptions *o) {
                 return log_error_errno(r, "Failed to create the state directory %s: %s", o->state_dir, errno_str(r)), 1;
         lock = ctl_lock_root(o);
         if (lock < 0)
+                return 1;
+        if (knob_locks_take(&knob_locks, o->root, "not repairing") < 0)
                 return 1;
         /* Extend the journal a run that did not stop cleanly left (its originals stay the ones restored),
          * never start an empty one over it; refuse one we cannot read. */

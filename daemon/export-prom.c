@@ -8,6 +8,7 @@
 
 #include "export-prom.h"
 #include "log.h"
+#include "util.h"
 
 struct PromEmit {
         FILE *f;
@@ -19,6 +20,9 @@ struct PromEmit {
 struct PromWriter {
         char *dir;
         int dir_fd;
+        char *lock_dir;
+        char *lock_path;                /* lock_dir/metrics-DEV-INO.lock */
+        int lock_fd;                    /* >= 0 while we hold the lock */
 };
 
 const char *prom_type_to_string(PromType t) {
@@ -536,23 +540,63 @@ int prom_render(const PromInput *in, FILE *f) {
 
 /* ---- the textfile writer -------------------------------------------------- */
 
-int prom_writer_open(const char *dir, PromWriter **ret) {
+int prom_writer_open(const char *dir, const char *lock_dir, PromWriter **ret) {
         _cleanup_(prom_writer_freep) PromWriter *w = NULL;
+        struct stat st;
 
         w = calloc(1, sizeof(PromWriter));
         if (!w)
                 return -ENOMEM;
-        w->dir_fd = -EBADF;
+        w->dir_fd = w->lock_fd = -EBADF;
         w->dir = strdup(dir);
-        if (!w->dir)
+        w->lock_dir = strdup(lock_dir);
+        if (!w->dir || !w->lock_dir)
                 return -ENOMEM;
         w->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (w->dir_fd < 0)
                 return -errno;
-        if (flock(w->dir_fd, LOCK_EX | LOCK_NB) < 0)
-                return errno == EWOULDBLOCK ? -EBUSY : -errno;
+        if (fstat(w->dir_fd, &st) < 0)
+                return -errno;
+        if (asprintf(&w->lock_path, "%s/metrics-%ju-%ju.lock", lock_dir, (uintmax_t) st.st_dev,
+                     (uintmax_t) st.st_ino) < 0) {
+                w->lock_path = NULL;
+                return -ENOMEM;
+        }
         *ret = TAKE_PTR(w);
         return 0;
+}
+
+int prom_writer_lock(PromWriter *w) {
+        _cleanup_(closep) int fd = -EBADF;
+        struct stat st, now;
+        int r;
+
+        if (w->lock_fd >= 0)
+                return 0;
+        r = mkdir_p(w->lock_dir, 0755);
+        if (r < 0)
+                return r;
+        /* 0600 and no symlink: only root opens it, so only root can hold it. */
+        fd = open(w->lock_path, O_RDWR | O_CREAT | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC | O_NOCTTY, 0600);
+        if (fd < 0)
+                return -errno;
+        if (fstat(fd, &st) < 0)
+                return -errno;
+        if (!S_ISREG(st.st_mode) || st.st_uid != geteuid())
+                return -EPERM;
+        if ((st.st_mode & 07777) != 0600 && fchmod(fd, 0600) < 0)
+                return -errno;
+        if (flock(fd, LOCK_EX | LOCK_NB) < 0)
+                return errno == EWOULDBLOCK ? -EBUSY : -errno;
+        /* The holder before us unlinked it on its stop after we opened it: that lock is on no name. */
+        if (lstat(w->lock_path, &now) < 0 || now.st_dev != st.st_dev || now.st_ino != st.st_ino)
+                return -EBUSY;
+        w->lock_fd = TAKE_FD(fd);
+        return 0;
+}
+
+const char *prom_writer_lock_path(const PromWriter *w) {
+        return w ? w->lock_path : NULL;
 }
 
 static int write_all(int fd, const char *p, size_t n) {
@@ -576,6 +620,9 @@ int prom_writer_write(PromWriter *w, const PromInput *in) {
         FILE *f;
         int r;
 
+        r = prom_writer_lock(w);
+        if (r < 0)
+                return r;
         f = open_memstream(&buf, &len);
         if (!f)
                 return -ENOMEM;
@@ -609,12 +656,15 @@ int prom_writer_write(PromWriter *w, const PromInput *in) {
 }
 
 int prom_writer_remove(PromWriter *w) {
-        if (!w)
+        if (!w || w->lock_fd < 0)
                 return 0;
         (void) unlinkat(w->dir_fd, PROM_FILE_TMP, 0);
-        if (unlinkat(w->dir_fd, PROM_FILE, 0) < 0 && errno != ENOENT)
-                return -errno;
-        return 0;
+        int r = unlinkat(w->dir_fd, PROM_FILE, 0) < 0 && errno != ENOENT ? -errno : 0;
+        /* Unlinked while held: a writer waiting on it sees another inode at the name and tries again. */
+        (void) unlink(w->lock_path);
+        close(w->lock_fd);
+        w->lock_fd = -EBADF;
+        return r;
 }
 
 const char *prom_writer_dir(const PromWriter *w) {
@@ -626,7 +676,11 @@ PromWriter *prom_writer_free(PromWriter *w) {
                 return NULL;
         if (w->dir_fd >= 0)
                 close(w->dir_fd);
+        if (w->lock_fd >= 0)
+                close(w->lock_fd);
         free(w->dir);
+        free(w->lock_dir);
+        free(w->lock_path);
         free(w);
         return NULL;
 }

@@ -127,19 +127,39 @@ int prom_render(const PromInput *in, FILE *f);
  * once; everything after is relative to that descriptor: the temporary file is
  * created with O_EXCL|O_NOFOLLOW and mode 0644, written, then renamed over
  * pcptune.prom (rename replaces a symlink of that name, never follows it).
- * The directory is flock()ed so that two pcptuned (a dry-run beside the
- * service) do not overwrite and remove each other's file.
+ * Only one writer per directory, so that two pcptuned (a dry-run beside the
+ * service, daemons on two roots) do not overwrite and remove each other's file:
+ * the writer holds a flock() on LOCK_DIR/metrics-DEV-INO.lock (the directory's
+ * st_dev and st_ino in decimal: a name from numbers, never from input), a file
+ * created 0600 by root, which another user cannot open, hence cannot hold.
+ * When another pcptuned holds it, every write tries again (nothing is written
+ * or removed meanwhile); the holder unlinks it on a clean stop, and a lock
+ * taken on a file that was unlinked meanwhile is dropped and tried again.
  */
 typedef struct PromWriter PromWriter;
 
-/* 0; -ENOENT/-ENOTDIR when dir does not exist (never created); -EBUSY when another
- * process holds the lock; other -errno from open(). */
-int prom_writer_open(const char *dir, PromWriter **ret);
+/* Where the metrics locks live: the host's runtime directory of pcptune, whatever --root and --state-dir
+ * (the metrics directory is a host path; the systemd unit's RuntimeDirectory). */
+#define PROM_LOCK_DIR "/run/pcptune"
 
-/* Render in and replace the file atomically.  0 or -errno (nothing replaced then). */
+/* 0; -ENOENT/-ENOTDIR when dir does not exist (never created); other -errno from open().  The lock
+ * is not taken here but at each write, in lock_dir (created 0755 if missing; PROM_LOCK_DIR in the
+ * daemon, a test's directory in tests). */
+int prom_writer_open(const char *dir, const char *lock_dir, PromWriter **ret);
+
+/* Take the lock if not held yet: 0, -EBUSY (another process holds it), -EPERM (the lock file is not a
+ * regular file of ours), other -errno of mkdir/open/flock. */
+int prom_writer_lock(PromWriter *w);
+
+/* The lock file's path (for messages). */
+const char *prom_writer_lock_path(const PromWriter *w);
+
+/* Take the lock (prom_writer_lock()), render in and replace the file atomically.  0 or -errno (nothing
+ * replaced then; -EBUSY: another pcptuned writes the directory). */
 int prom_writer_write(PromWriter *w, const PromInput *in);
 
-/* Remove pcptune.prom (so node_exporter serves no stale values).  0 or -errno (-ENOENT ignored). */
+/* Remove pcptune.prom (so node_exporter serves no stale values) and the lock file, if we hold the lock
+ * (else nothing: the file is another pcptuned's).  0 or -errno (-ENOENT ignored). */
 int prom_writer_remove(PromWriter *w);
 
 const char *prom_writer_dir(const PromWriter *w);

@@ -12,6 +12,7 @@
 
 #include "actuator.h"
 #include "export-prom.h"
+#include "knob-lock.h"
 #include "model-percpu.h"
 #include "log.h"
 #include "manager.h"
@@ -54,6 +55,7 @@ struct Manager {
         EvalState *eval;
         Journal *journal;
         int lock_fd;
+        KnobLocks knob_locks;         /* flock() on each knob's file: one writer per kernel (knob-lock.h) */
 
         Actuator *act;                /* the knobs, their journal, the actions (actuator.h) */
 
@@ -96,6 +98,7 @@ Manager *manager_free(Manager *m) {
         eval_state_free(m->eval);
         if (m->lock_fd >= 0)
                 close(m->lock_fd);
+        knob_locks_release(&m->knob_locks);
         prom_writer_free(m->prom);
         free(m->metrics_dir);
         free(m->root);
@@ -113,6 +116,7 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         if (!m)
                 return -ENOMEM;
         m->lock_fd = -EBADF;
+        knob_locks_init(&m->knob_locks);
         if (path_normalize_root(cfg->root, &m->root) < 0)
                 return -ENOMEM;
         m->state_dir = strdup(cfg->state_dir ?: STATE_DIR_DEFAULT);
@@ -273,7 +277,8 @@ static int manager_take_lock(Manager *m) {
         if (!text || ftruncate(fd, 0) < 0 || pwrite(fd, text, strlen(text), 0) < 0)
                 log_warning_errno(errno, "Failed to write our pid to %s: %m, ignoring", path);
         m->lock_fd = fd;
-        return 0;
+        /* The root's lock is per path; the knobs' files are the kernel's (knob-lock.h). */
+        return knob_locks_take(&m->knob_locks, m->root, "exiting");
 }
 
 /*
@@ -317,12 +322,10 @@ static void manager_open_metrics(Manager *m) {
 
         if (!m->metrics_dir)
                 return;
-        r = prom_writer_open(m->metrics_dir, &m->prom);
+        r = prom_writer_open(m->metrics_dir, PROM_LOCK_DIR, &m->prom);
         if (r == -ENOENT || r == -ENOTDIR)
                 log_notice("Metrics are off: %s does not exist (pcptuned never creates it: install "
                            "prometheus-node-exporter, or set --metrics-dir)", m->metrics_dir);
-        else if (r == -EBUSY)
-                log_notice("Metrics are off: another pcptuned writes %s/%s", m->metrics_dir, PROM_FILE);
         else if (r < 0)
                 log_warning_errno(r, "Failed to open the metrics directory %s: %s; metrics are off", m->metrics_dir,
                                   errno_str(r));
@@ -395,7 +398,11 @@ static void manager_write_metrics(Manager *m, const ReportInput *in) {
         PromInput pin = { .report = in, .knobs = knobs, .n_knobs = n, .counters = &m->counters,
                           .version = PACKAGE_VERSION };
         r = prom_writer_write(m->prom, &pin);
-        if (r < 0 && r != m->prom_error)
+        if (r == -EBUSY && r != m->prom_error)
+                log_notice("Not writing metrics: another pcptuned writes %s/%s (it holds %s); trying again at "
+                           "every sample",
+                           prom_writer_dir(m->prom), PROM_FILE, prom_writer_lock_path(m->prom));
+        else if (r < 0 && r != m->prom_error)
                 log_warning_errno(r, "Failed to write %s/%s: %s, will retry at the next sample",
                                   prom_writer_dir(m->prom), PROM_FILE, errno_str(r));
         else if (r >= 0 && m->prom_error < 0)

@@ -89,15 +89,15 @@ static bool root_is_slash(const char *root) {
 }
 
 /*
- * Open path for writing without ever leaving root: below a root other than
+ * Open path without ever leaving root: below a root other than
  * "/", openat2(RESOLVE_IN_ROOT) resolves every symlink (and "..") as if root
  * were "/"; where openat2 is missing (before 5.6, or filtered), O_NOFOLLOW at
  * least refuses a symlink as the last component.  Non-blocking: a FIFO never
  * hangs the loop.  Returns the fd or -errno.
  */
-static int open_below_root_for_write(const char *root, const char *path) {
+int open_below_root(const char *root, const char *path, int access_mode) {
         _cleanup_(freep) char *p = NULL;
-        int flags = O_WRONLY | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW;
+        int flags = access_mode | O_CLOEXEC | O_NOCTTY | O_NONBLOCK | O_NOFOLLOW;
         int r;
 
         if (!root_is_slash(root)) {
@@ -127,7 +127,7 @@ int write_file_at(const char *root, const char *path, const char *value) {
         struct stat st;
         ssize_t k;
 
-        fd = open_below_root_for_write(root, path);
+        fd = open_below_root(root, path, O_WRONLY);
         if (fd < 0)
                 return fd;
         if (fstat(fd, &st) < 0)

@@ -50,6 +50,13 @@ int read_fd_full(int fd, size_t max, char **ret_buf, size_t *ret_len);
  */
 int write_file_at(const char *root, const char *path, const char *value);
 
+/*
+ * Open a file below root the way write_file_at() does (openat2(RESOLVE_IN_ROOT) below a root other than
+ * "/", O_NOFOLLOW, non-blocking, close-on-exec), with access_mode O_RDONLY, O_WRONLY or O_RDWR: the file
+ * a write would reach, never one outside root.  The fd or -errno; the caller checks the file type.
+ */
+int open_below_root(const char *root, const char *path, int access_mode);
+
 /* Read the first integer of a file below root (sysctl style). 0, -errno or -EINVAL. */
 int read_int64_at(const char *root, const char *path, int64_t *ret);
 

@@ -133,7 +133,7 @@ int main(int argc, char **argv) {
         }
         if (collect_files(root, &files, &n_files) < 0)
                 return 1;
-        if (metrics_dir && prom_writer_open(metrics_dir, &prom) < 0) {
+        if (metrics_dir && prom_writer_open(metrics_dir, PROM_LOCK_DIR, &prom) < 0) {
                 fprintf(stderr, "bench-sample: cannot open %s for metrics\n", metrics_dir);
                 return 1;
         }

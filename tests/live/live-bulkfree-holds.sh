@@ -16,7 +16,7 @@ tmp=$(mktemp -d /tmp/pcptune-live-bulkfree.XXXXXX)
 pid=""
 cleanup() {
 	[ -n "$pid" ] && kill "$pid" 2>/dev/null && wait "$pid" 2>/dev/null
-	[ -n "${original:-}" ] && echo "$original" >/proc/sys/vm/percpu_pagelist_high_fraction
+	knob_restore /proc/sys/vm/percpu_pagelist_high_fraction # what this test wrote (tap.sh), if it saved it
 	[ -n "$mounted" ] && umount "$tfs"
 	rm -rf "$tmp"
 }
@@ -99,7 +99,7 @@ kill "$pid"; wait "$pid"; rc=$?; pid=""
 # The goal on the live knob with the calibration just fitted: the fraction plan --latency names, set by
 # the daemon, restored when it stops.
 knob=/proc/sys/vm/percpu_pagelist_high_fraction
-original=$(cat "$knob")
+knob_save "$knob"; original=${knob_saved[$knob]}
 if [ -s "$tmp/cal/calibration.json" ] && [ -w "$knob" ]; then
 	mkdir -p "$tmp/goal"
 	printf 'version: 1\nname: latency\nrules:\n  - name: goal\n    pcp: { high: { bulk_free_p99: 200us } }\n' >"$tmp/goal/50.yaml"
@@ -111,13 +111,14 @@ if [ -s "$tmp/cal/calibration.json" ] && [ -w "$knob" ]; then
 	pid=$!
 	is_want() { [ "$(cat "$knob")" = "$want" ]; }
 	if [ -n "$want" ] && wait_for 100 is_want; then
+		knob_ours "$knob" "$want" # the test's daemon wrote it
 		tap_ok "goal bulk_free_p99 200us: the daemon sets fraction $want, as plan --latency says: $(grep -o 'predicted p99 [^;]*' "$tmp/log2" | head -1)"
 	else
 		tap_fail "goal on the live knob" "want $want, knob $(cat "$knob")" "$(cat "$tmp/log2")"
 	fi
 	kill "$pid"; wait "$pid"; pid=""
 	[ "$(cat "$knob")" = "$original" ] && tap_ok "stopping restores the fraction ($original)" ||
-		{ tap_fail "restore" "$(cat "$knob")"; echo "$original" >"$knob"; }
+		{ tap_fail "restore" "$(cat "$knob")"; knob_restore "$knob"; }
 fi
 global_after=$(cat "$tfs/tracing_on" "$tfs/events/kmem/mm_page_pcpu_drain/enable" "$tfs/events/kmem/mm_page_free/enable" "$tfs/buffer_size_kb")
 [ "$global_before" = "$global_after" ] && tap_ok "the global tracing state is untouched" ||

@@ -11,12 +11,12 @@ knob=/proc/sys/vm/percpu_pagelist_high_fraction
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root"
 live_lock
 [ -w "$knob" ] || tap_skip_all "no writable $knob on this kernel"
-original=$(cat "$knob")
+knob_save "$knob"; original=${knob_saved[$knob]}
 tmp=$(mktemp -d /tmp/pcptune-live.XXXXXX)
 daemon_pid=""
 cleanup() {
-	[ -n "$daemon_pid" ] && kill -9 "$daemon_pid" 2>/dev/null && wait "$daemon_pid" 2>/dev/null
-	echo "$original" >"$knob"
+	[ -n "$daemon_pid" ] && stop_pid "$daemon_pid" # it restores what it wrote
+	knob_restore "$knob" # what this test wrote (tap.sh); another writer's value is left
 	rm -rf "$tmp"
 }
 trap cleanup EXIT
@@ -51,10 +51,11 @@ at_floor() {
 echo "# kernel $(uname -r), original fraction $original"
 
 # --- 1. minimum reaches the floor on every zone; SIGTERM restores.
-echo 0 >"$knob"
+knob_write "$knob" 0
 : >"$tmp/log"
 start_daemon "$tmp/minimum"
 if wait_for 200 at_floor; then
+	knob_ours "$knob" "$(frac)" # the daemon's value is this test's too
 	tap_ok "pcp: {high: minimum} gives high_min == high_max == 4 x batch on every populated zone (fraction $(frac))"
 else
 	tap_fail "floor reached" "fraction $(frac)" "$(grep -E 'Normal|DMA|batch|high' /proc/zoneinfo | head -40)" "$(cat "$tmp/log")"
@@ -89,6 +90,7 @@ fi
 : >"$tmp/log"
 start_daemon "$tmp/minimum"
 wait_for 200 frac_is_not 0
+knob_ours "$knob" "$(frac)"
 stop_daemon KILL
 killed_at=$(frac)
 if [ "$killed_at" != 0 ] && [ -s "$tmp/state/restore.json" ]; then
@@ -109,7 +111,7 @@ frac_is 0 && tap_ok "clean stop after the crash restore leaves 0" || tap_fail "a
 : >"$tmp/log"
 start_daemon "$tmp/minimum"
 wait_for 200 frac_is_not 0
-echo 1000 >"$knob"
+knob_write "$knob" 1000
 wait_for 50 log_has "changed to 1000 by someone else"; sleep 2.2
 during=$(frac)
 stop_daemon TERM
@@ -118,7 +120,7 @@ if [ "$during" = 1000 ] && frac_is 1000; then
 else
 	tap_fail "admin wins" "during $during after $(frac)" "$(cat "$tmp/log")"
 fi
-echo 0 >"$knob"
+knob_write "$knob" 0
 
 # --- 4. dry-run never writes.
 : >"$tmp/log"
@@ -134,11 +136,12 @@ fi
 
 # --- 5. --once applies and leaves the value with no journal.
 "$PCPTUNED" --once --state-dir "$tmp/state" --policy-dir "$tmp/minimum" >/dev/null 2>"$tmp/log"
+knob_ours "$knob" "$(frac)"
 if frac_is_not 0 && [ ! -e "$tmp/state/restore.json" ]; then
 	tap_ok "--once leaves the value set ($(frac)) and no journal, like sysctl -w"
 else
 	tap_fail "--once" "fraction $(frac)" "$(cat "$tmp/log")"
 fi
-echo 0 >"$knob"
+knob_write "$knob" 0
 
 tap_done

@@ -12,11 +12,11 @@ knob=/proc/sys/vm/percpu_pagelist_high_fraction
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root"
 live_lock
 [ -w "$knob" ] || tap_skip_all "no writable $knob"
-original=$(cat "$knob")
+knob_save "$knob"; original=${knob_saved[$knob]}
 tmp=$(mktemp -d /tmp/pcptune-live-plan.XXXXXX)
 mounted_debugfs=0
 cleanup() {
-	echo "$original" >"$knob"
+	knob_restore "$knob" # what this test wrote (tap.sh); another writer's value is left
 	[ $mounted_debugfs = 1 ] && umount /sys/kernel/debug
 	rm -rf "$tmp"
 }
@@ -34,11 +34,11 @@ compare_live() {
 }
 minimum=$("$PCPTUNECTL" plan --json --no-owner-check --policy-dir "$empty" | sed -n 's/.*"minimum_fraction": \([0-9]*\).*/\1/p')
 for f in 0 8 100 1000 4096 "$minimum"; do
-	echo "$f" >"$knob"
+	knob_write "$knob" "$f"
 	if compare_live; then tap_ok "plan is exact on every CPU of the live kernel at fraction $f: $(printf '%s' "$out" | tail -1)"
 	else tap_fail "live plan at fraction $f" "$out"; fi
 done
-echo "$original" >"$knob"
+knob_write "$knob" "$original"
 
 "$PCPTUNECTL" repair --force --state-dir "$tmp/state" >"$tmp/o" 2>&1; rc=$?
 if [ $rc = 0 ] && grep -q "after the repair: \([0-9]*\) of \1 values exact" "$tmp/o" && [ "$(cat "$knob")" = "$original" ] &&

@@ -6,6 +6,8 @@
 
 tmp=$(mktemp -d /tmp/pcptune-cli.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
+# Policy directories as the owner check wants them, whatever the checkout's modes (tap.sh).
+empty=$(policy_copy empty "$tmp/pol-empty") minimum=$(policy_copy minimum "$tmp/pol-minimum")
 root=$FIXTURES/6.12.117+deb12-amd64-smp16-numa2-8G/root
 
 expect_rc() { # name rc command...
@@ -22,7 +24,7 @@ expect_rc "pcptuned rejects an unknown option" 2 "$PCPTUNED" --frobnicate
 expect_rc "pcptuned rejects a bad interval" 2 "$PCPTUNED" --interval 3fortnights
 expect_rc "pcptuned --json needs --once" 2 "$PCPTUNED" --json
 expect_rc "pcptuned with a missing root fails" 1 "$PCPTUNED" --dry-run --once --root "$tmp/nonexistent" \
-	--policy-dir "$top_srcdir/tests/policies/empty"
+	--policy-dir "$empty"
 expect_rc "pcptuned with a missing policy dir fails" 1 "$PCPTUNED" --dry-run --once --root "$root" --policy-dir "$tmp/none"
 expect_rc "pcptunectl without a command" 2 "$PCPTUNECTL"
 expect_rc "pcptunectl unknown command" 2 "$PCPTUNECTL" frobnicate
@@ -70,20 +72,20 @@ jargon=$(grep -nE "seed [0-9]{3}|the seed|stated apart|not tried|49x" "$top_srcd
 
 # status on a fixture root: the report, no daemon.
 expect_rc "pcptunectl status on a fixture" 0 "$PCPTUNECTL" --root "$root" --state-dir "$tmp/state" \
-	--policy-dir "$top_srcdir/tests/policies/minimum" --no-owner-check status
+	--policy-dir "$minimum" --no-owner-check status
 if grep -q "pcptuned: not running" "$tmp/out" && grep -q "^1    Normal" "$tmp/out" && grep -q "decision:" "$tmp/out"; then
 	tap_ok "status shows both nodes' zones and the decision"
 else
 	tap_fail "status content" "$(cat "$tmp/out")"
 fi
 expect_rc "pcptunectl status --json" 0 "$PCPTUNECTL" --root "$root" --state-dir "$tmp/state" \
-	--policy-dir "$top_srcdir/tests/policies/empty" --json status
+	--policy-dir "$empty" --json status
 grep -q '"running": false' "$tmp/out" && tap_ok "status --json says not running" || tap_fail "status --json" "$(cat "$tmp/out")"
 grep -q '"unavailable": "pcptuned is not running"' "$tmp/out" && tap_ok "status --json: bulk_free unavailable without the daemon" ||
 	tap_fail "status --json bulk_free" "$(cat "$tmp/out")"
 # A snapshot archive: status reads it as plan does; the commands that need a directory say so.
 "$PCPTUNECTL" snapshot --root "$root" -o "$tmp/snap.tar.gz" >/dev/null 2>&1
-"$PCPTUNECTL" --root "$tmp/snap.tar.gz" --state-dir "$tmp/state" --policy-dir "$top_srcdir/tests/policies/empty" \
+"$PCPTUNECTL" --root "$tmp/snap.tar.gz" --state-dir "$tmp/state" --policy-dir "$empty" \
 	--no-owner-check status >"$tmp/out" 2>&1; rc=$?
 [ $rc = 0 ] && grep -q "^1    Normal" "$tmp/out" && grep -q "^decision:" "$tmp/out" &&
 	head -n 1 "$tmp/out" | grep -Eq "^snapshot $tmp/snap.tar.gz \(written 20[0-9-]+T[0-9:]+Z\): no pcptuned runs on an archive$" &&
@@ -155,14 +157,14 @@ else
 	tap_fail "truncated zoneinfo" "rc=$rc" "$(cat "$tmp/out")"
 fi
 mk_root; sed -i '5s/.*/garbage here/' "$tmp/r/proc/zoneinfo"
-"$PCPTUNED" --dry-run --once --root "$tmp/r" --policy-dir "$top_srcdir/tests/policies/empty" >"$tmp/out" 2>&1; rc=$?
+"$PCPTUNED" --dry-run --once --root "$tmp/r" --policy-dir "$empty" >"$tmp/out" 2>&1; rc=$?
 if [ $rc = 1 ] && grep -q "Failed to read the kernel's memory state below $tmp/r: $tmp/r/proc/zoneinfo:5: unexpected line" "$tmp/out"; then
 	tap_ok "a malformed zoneinfo line: pcptuned names ROOT/proc/zoneinfo:5"
 else
 	tap_fail "zoneinfo line" "rc=$rc" "$(cat "$tmp/out")"
 fi
 mk_root; echo garbage >"$tmp/r/proc/sys/vm/percpu_pagelist_high_fraction"
-"$PCPTUNED" --dry-run --once --root "$tmp/r" --policy-dir "$top_srcdir/tests/policies/minimum" >"$tmp/out" 2>&1
+"$PCPTUNED" --dry-run --once --root "$tmp/r" --policy-dir "$minimum" >"$tmp/out" 2>&1
 if grep -q "Failed to read the pcp sysctl below $tmp/r (/proc/sys/vm/percpu_pagelist_high_fraction" "$tmp/out" &&
 	! grep -q "This kernel has no pcp sysctl" "$tmp/out"; then
 	tap_ok "a sysctl holding garbage is reported as such, not as a kernel without the sysctl"

@@ -24,9 +24,8 @@ set_root() { # [fixture set]: a writable copy of its root/ at $tmp/root (default
 }
 frac() { cat "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction"; }
 frac_is() { [ "$(frac)" = "$1" ]; }
-policy_dir() { # name -> a root-owned 0644 copy of tests/policies/name
-	d=$tmp/pol-$1; rm -rf "$d"; mkdir -p "$d"
-	cp "$top_srcdir"/tests/policies/"$1"/*.yaml "$d"/ 2>/dev/null; chmod 0644 "$d"/* 2>/dev/null; echo "$d"
+policy_dir() { # name -> a root-owned copy of tests/policies/name: the directory 0755, the files 0644
+	policy_copy "$1" "$tmp/pol-$1"
 }
 start_daemon() { # policy-dir [extra args]; the environment passes through (PCPTUNED_FAULT)
 	pd=$1; shift

@@ -5,6 +5,9 @@
 
 tap_n=0
 tap_failed=0
+# What the tests create (policy directories, journals, state) gets the modes they expect whatever the
+# caller's umask (a package build may run with 002).
+umask 022
 : "${top_srcdir:=$(cd "$(dirname "$0")/../.." && pwd)}"
 : "${top_builddir:=$top_srcdir}"
 : "${FIXTURES:=$top_srcdir/tests/fixtures}"
@@ -29,11 +32,60 @@ tap_done() {
 	echo "1..$tap_n"
 	[ "$tap_failed" -eq 0 ]
 }
+# A copy of tests/policies/NAME's *.yaml (or of the *.yaml of an absolute directory, e.g. the shipped
+# policies) in DIR, made with the modes pcptuned's owner check wants: DIR 0755 and the files 0644, whatever
+# the checkout's modes (a tree unpacked as root by `git archive | tar -x` has 0775 folders and 0664 files,
+# which pcptuned rightly refuses).  Prints DIR.
+policy_copy() { # name-or-dir dir
+	local src=$1
+	case $src in /*) ;; *) src=$top_srcdir/tests/policies/$1 ;; esac
+	rm -rf "$2" && mkdir -p "$2" && chmod 0755 "$2" || return 1
+	cp "$src"/*.yaml "$2"/ 2>/dev/null
+	chmod 0644 "$2"/* 2>/dev/null
+	echo "$2"
+}
 # Live tests change this machine's sysctls and cgroups: one at a time, also
 # under make check -j and across build directories (else one test would take
 # another's value for the original and "restore" it).  Held until exit.
 live_lock() {
 	exec 9>"${TMPDIR:-/tmp}/pcptune-live-tests.lock" && flock 9
+}
+# Live tests restore only what they changed.  knob_save FILE records FILE's value at the start (the one
+# written back); knob_write FILE VALUE writes VALUE and remembers it as the test's own; knob_ours FILE VALUE
+# remembers a value the test saw its own pcptuned write.  knob_restore FILE (in the cleanup): if FILE holds
+# one of the test's values, write the saved value back; if it holds anything else, another writer changed
+# it meanwhile (a daemon on the host, an administrator): say so in a TAP diagnostic and leave it.
+declare -A knob_saved=() knob_values=()
+knob_save() { # file
+	local v
+	v=$(cat "$1") || return 1
+	knob_saved[$1]=$v
+	knob_values[$1]=" $v "
+}
+knob_ours() { # file value
+	knob_values[$1]="${knob_values[$1]:- }$2 "
+}
+knob_write() { # file value
+	knob_ours "$1" "$2"
+	echo "$2" >"$1"
+}
+knob_restore() { # file
+	local now
+	[ -n "${knob_saved[$1]+set}" ] || return 0
+	now=$(cat "$1" 2>/dev/null) || return 0
+	[ "$now" = "${knob_saved[$1]}" ] && return 0
+	case ${knob_values[$1]} in
+	*" $now "*) echo "${knob_saved[$1]}" >"$1" ;;
+	*) echo "# $1 holds $now, which this test did not write (its values:${knob_values[$1]% }): another writer changed it; left as it is, not restored to ${knob_saved[$1]}" ;;
+	esac
+}
+# Stop a pcptuned so that it restores what it wrote: SIGTERM, SIGKILL after 10 s.
+stop_pid() { # pid
+	local i
+	kill -TERM "$1" 2>/dev/null || return 0
+	for i in $(seq 100); do kill -0 "$1" 2>/dev/null || break; sleep 0.1; done
+	kill -9 "$1" 2>/dev/null
+	wait "$1" 2>/dev/null
 }
 # Wait until a command succeeds (timeout in tenths of a second).
 # Wait (at most 15 s) until a count printed by a command stops moving: the same value in three readings

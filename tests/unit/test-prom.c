@@ -7,6 +7,8 @@
  * tests/scripts/metrics.sh and tests/live/live-node-exporter.sh.)
  */
 #include <fcntl.h>
+#include <stdint.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 
 #include "test-helpers.h"
@@ -245,7 +247,9 @@ static void test_writer(void **state) {
         fake_init(&f, "6.18.44-fc-live-smp2-24G");
 
         /* A directory that does not exist is not created. */
-        assert_int_equal(prom_writer_open(missing, &w), -ENOENT);
+        char *lockdir;
+        assert_true(asprintf(&lockdir, "%s/run-pcptune", dir) > 0);
+        assert_int_equal(prom_writer_open(missing, lockdir, &w), -ENOENT);
         assert_true(stat(missing, &st) < 0 && errno == ENOENT);
 
         /* pcptune.prom and the temporary name are symlinks to a file: neither is followed. */
@@ -255,13 +259,33 @@ static void test_writer(void **state) {
         assert_true(asprintf(&tmp, "%s/%s", dir, PROM_FILE_TMP) > 0);
         assert_int_equal(symlink(victim, tmp), 0);
 
-        assert_int_equal(prom_writer_open(dir, &w), 0);
-        /* A second writer on the same directory is refused (a dry-run beside the service). */
-        assert_int_equal(prom_writer_open(dir, &w2), -EBUSY);
+        assert_int_equal(prom_writer_open(dir, lockdir, &w), 0);
+        assert_int_equal(prom_writer_open(dir, lockdir, &w2), 0);
 
         mode_t old = umask(077);
         assert_int_equal(prom_writer_write(w, &f.in), 0);
         umask(old);
+        /* The lock: lockdir/metrics-DEV-INO.lock, 0600, ours; the directory's own mode does not matter. */
+        struct stat dst;
+        char *lockfile;
+        assert_int_equal(stat(dir, &dst), 0);
+        assert_true(asprintf(&lockfile, "%s/metrics-%ju-%ju.lock", lockdir, (uintmax_t) dst.st_dev,
+                             (uintmax_t) dst.st_ino) > 0);
+        assert_string_equal(prom_writer_lock_path(w), lockfile);
+        assert_int_equal(lstat(lockfile, &st), 0);
+        assert_true(S_ISREG(st.st_mode) && st.st_uid == geteuid());
+        assert_int_equal(st.st_mode & 07777, 0600);
+        /* A second writer on the same directory waits (a dry-run beside the service): it writes nothing
+         * and removes nothing, and tries again at its next write. */
+        assert_int_equal(prom_writer_write(w2, &f.in), -EBUSY);
+        assert_int_equal(prom_writer_remove(w2), 0);
+        assert_int_equal(lstat(path, &st), 0);
+        /* A flock() on the metrics directory itself (what any user could take) stops nobody. */
+        int dfd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        assert_true(dfd >= 0);
+        assert_int_equal(flock(dfd, LOCK_EX | LOCK_NB), 0);
+        assert_int_equal(prom_writer_write(w, &f.in), 0);
+        close(dfd);
         assert_int_equal(lstat(path, &st), 0);
         assert_true(S_ISREG(st.st_mode));
         assert_int_equal(st.st_mode & 07777, 0644);
@@ -284,16 +308,39 @@ static void test_writer(void **state) {
         assert_non_null(strstr(buf, "\npcptune_samples_total 8\n"));
         free(buf);
 
-        /* Stop: the file goes; the directory and the victim stay. */
+        /* Stop: the file and the lock file go; the directory and the victim stay. */
         assert_int_equal(prom_writer_remove(w), 0);
         assert_true(lstat(path, &st) < 0 && errno == ENOENT);
+        assert_true(lstat(lockfile, &st) < 0 && errno == ENOENT);
         assert_int_equal(prom_writer_remove(w), 0);
         assert_int_equal(stat(victim, &st), 0);
         prom_writer_free(w);
-        /* The lock goes with the writer. */
-        assert_int_equal(prom_writer_open(dir, &w2), 0);
+        /* The waiting writer gets the lock at its next write. */
+        assert_int_equal(prom_writer_write(w2, &f.in), 0);
+        assert_int_equal(lstat(path, &st), 0);
         prom_writer_free(w2);
+        /* The lock goes with the writer (without remove: a crash leaves the lock file, not the lock). */
+        assert_int_equal(prom_writer_open(dir, lockdir, &w2), 0);
+        assert_int_equal(prom_writer_write(w2, &f.in), 0);
+        assert_int_equal(prom_writer_remove(w2), 0);
+        prom_writer_free(w2);
+        /* A lock file that is not ours (another user's, or a symlink) is refused. */
+        if (geteuid() == 0) {
+                assert_int_equal(write_file_atomic(lockfile, "", 0, 0600), 0);
+                assert_int_equal(chown(lockfile, 65534, 65534), 0);
+                assert_int_equal(prom_writer_open(dir, lockdir, &w2), 0);
+                assert_int_equal(prom_writer_write(w2, &f.in), -EPERM);
+                prom_writer_free(w2);
+                assert_int_equal(unlink(lockfile), 0);
+        }
+        assert_int_equal(symlink(victim, lockfile), 0);
+        assert_int_equal(prom_writer_open(dir, lockdir, &w2), 0);
+        assert_true(prom_writer_write(w2, &f.in) < 0);
+        prom_writer_free(w2);
+        assert_int_equal(unlink(lockfile), 0);
         prom_writer_free(NULL);
+        free(lockfile);
+        free(lockdir);
 
         snapshot_free(f.snap);
         assert_true(asprintf(&cmd, "rm -rf '%s'", dir) > 0);
