@@ -67,7 +67,7 @@ struct Actuator {
  */
 static FeatureState actuator_declared_probe(const Actuator *a, const KnobDesc *d) {
         int64_t v;
-        if (!d->probe || streq(a->root, "/"))
+        if (d->probe == KNOB_PROBE_NONE || streq(a->root, "/"))
                 return FEATURE_UNKNOWN;
         return d->probe_declared && read_int64_at(a->root, d->probe_declared, &v) >= 0 && v == 1 ? FEATURE_PRESENT
                                                                                                   : FEATURE_ABSENT;
@@ -331,7 +331,8 @@ static int actuator_write_knob(Actuator *a, const Snapshot *s, KnobId id, const 
         int r;
 
         actuator_reason(desc, d, reason, sizeof reason);
-        bool probing = desc->probe && a->probe_state[id] != FEATURE_ABSENT && !a->dry_run && desc->probe(d, s, &target);
+        bool probing = desc->probe != KNOB_PROBE_NONE && a->probe_state[id] != FEATURE_ABSENT && !a->dry_run &&
+                       knob_probe_value(desc, d, s->regime, &target);
         if (!probing)
                 target = d->value;
         r = knob_count(&a->counts[id], a->dry_run,
@@ -351,10 +352,10 @@ static int actuator_write_knob(Actuator *a, const Snapshot *s, KnobId id, const 
                                           &old));
         } else if (probing && (r == KNOB_WRITTEN || r == KNOB_NOOP))
                 a->probe_state[id] = FEATURE_PRESENT;
-        if (r == KNOB_WRITTEN && desc->after_write)
-                desc->after_write(a->root, old, target);
-        if (r == KNOB_WRITTEN && desc->confirm)
-                desc->confirm(a->root, desc, target);
+        if (r == KNOB_WRITTEN) {
+                knob_after_write(desc, a->root, old, target);
+                knob_confirm(desc, a->root, target);
+        }
         *ret_target = target;
         return r;
 }

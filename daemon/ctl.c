@@ -38,6 +38,7 @@
 #include "policy.h"
 #include "report.h"
 #include "snapshot.h"
+#include "source-table.h"
 #include "view.h"
 
 typedef struct CtlOptions {

@@ -26,6 +26,7 @@
 #include "report.h"
 #include "sampler.h"
 #include "snapshot.h"
+#include "source-table.h"
 #include "sampler-bulkfree.h"
 #include "triggers.h"
 

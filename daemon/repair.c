@@ -4,6 +4,7 @@
 
 #include "log.h"
 #include "repair.h"
+#include "source-table.h"
 
 static const char *const pageset_field_table[_PAGESET_FIELD_MAX] = {
         [PAGESET_BATCH] = "batch",

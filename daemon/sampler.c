@@ -3,6 +3,7 @@
 
 #include "probe-percpu.h"
 #include "sampler.h"
+#include "source-table.h"
 
 struct Sampler {
         char *root;

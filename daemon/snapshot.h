@@ -91,20 +91,6 @@ typedef struct Snapshot {
 } Snapshot;
 
 /*
- * Read every source of the source table (source-table.h) below root.  0 or
- * -errno of a required source.  Release with snapshot_free().
- */
-int snapshot_take(const char *root, Snapshot **ret);
-
-/*
- * Read only some sources (a mask of SOURCE_BIT(SourceId)) into a snapshot
- * whose other parts stay zero, and without the derived fields (regime, pcp
- * zones): a fresh look at a few counters, e.g. dying memcgs and Percpu just
- * before and after a reclaim.  0, -errno of a required source in the mask.
- */
-int snapshot_take_sources(const char *root, unsigned sources, Snapshot **ret);
-
-/*
  * Sampling adapts to cost: zoneinfo grows with CPUs x zones (a 256-CPU host
  * prints ~100 KB, folding per-CPU counters in the kernel) and the v1 memcg
  * count walks every directory of the hierarchy.  These flags copy them from
@@ -115,24 +101,12 @@ typedef enum SnapshotReuse {
         SNAPSHOT_REUSE_MEMCG = 1 << 1,
 } SnapshotReuse;
 
-/* Like snapshot_take(), reusing what flags name from prev (if prev is NULL, everything is read). */
-int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret);
-
 /* Which required source failed, for messages that name the file (and the line of zoneinfo). */
 typedef struct SnapshotError {
         const char *file;          /* below the root: "/proc/zoneinfo"; static */
         size_t line;               /* 0 if not known */
         bool incomplete;           /* zoneinfo ends in the middle of the zone at line */
 } SnapshotError;
-
-/* snapshot_take_reuse() that fills err (may be NULL) when a required source fails. */
-int snapshot_take_explain(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret, SnapshotError *err);
-
-/*
- * "Failed to read ...: ROOT/proc/zoneinfo:12: Invalid argument"-style text for
- * a failed snapshot: the file below root, the line, the reason.  Returns buf.
- */
-const char *snapshot_error_format(const char *root, const SnapshotError *err, int error, char *buf, size_t size);
 
 Snapshot *snapshot_free(Snapshot *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Snapshot *, snapshot_free);

@@ -23,6 +23,7 @@
 #include "policy-eval.h"
 #include "policy.h"
 #include "snapshot.h"
+#include "source-table.h"
 #include "util.h"
 
 static uint64_t cpu_ns(void) {

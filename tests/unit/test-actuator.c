@@ -18,6 +18,7 @@
 #include "policy-eval.h"
 #include "policy.h"
 #include "snapshot.h"
+#include "source-table.h"
 #include "util.h"
 
 #define FRACTION_PATH "/proc/sys/vm/percpu_pagelist_high_fraction"

@@ -10,6 +10,7 @@
 #include "policy-eval.h"
 #include "policy.h"
 #include "snapshot.h"
+#include "source-table.h"
 
 #define SEC(x) ((usec_t) (x) * USEC_PER_SEC)
 

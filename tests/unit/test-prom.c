@@ -14,6 +14,7 @@
 #include "export-prom.h"
 #include "log.h"
 #include "snapshot.h"
+#include "source-table.h"
 
 static bool valid_name(const char *s, bool label) {
         if (!*s || is_ascii_digit(*s))
