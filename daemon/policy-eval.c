@@ -419,8 +419,12 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
         KnobSolveInput in = { .snap = snap, .ns_per_page = state ? state->ns_per_page : 0 };
         for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
                 KnobDecision *d = &decision.knobs[id];
-                if (d->wanted)
-                        knob_solve(knob_desc(id), &in, &d->rule->knobs[id], d);
+                int64_t v;
+                if (!d->wanted)
+                        continue;
+                knob_solve(knob_desc(id), &in, &d->rule->knobs[id], d);
+                d->absent = !snap || snapshot_knob_value(snap, id, &v) < 0;
+                d->usable = d->solve_error >= 0 || d->solve_error == -ERANGE;
         }
 
         *ret = decision;
@@ -462,4 +466,14 @@ bool policy_set_has_action(const PolicySet *s, ActionKind kind) {
                         if (s->policies[i]->rules[k].action.kind == kind)
                                 return true;
         return false;
+}
+
+void decision_rule_on_kernel(Decision *d, const KernelProbes *probes) {
+        const ProbeResult *rp = probes ? kernel_probes_find(probes, PROBE_REPARENTING) : NULL;
+
+        if (!rp || rp->answer != PROBE_YES)
+                return;
+        for (size_t i = 0; i < d->n_actions; i++)
+                if (d->actions[i].action && d->actions[i].action->kind == ACTION_RECLAIM_DYING)
+                        d->actions[i].inactive_why = rp->evidence;
 }
