@@ -263,10 +263,11 @@ static void actuator_check_snapshot_knob(Actuator *a, const Snapshot *s) {
                                           s->knob_error == -EINVAL ? "it holds a value no kernel accepts"
                                                                    : errno_str(s->knob_error));
                 a->warned_no_knob = true;
-        } else if (!s->knob.writable && s->knob.desc && s->knob.desc->readonly_why) {
+        } else if (!knob_desc(s->pcp_knob)->writable && knob_desc(s->pcp_knob)->readonly_why) {
+                const KnobDesc *d = knob_desc(s->pcp_knob);
                 if (!a->warned_readonly)
-                        log_warning("%s = %" PRId64 " on kernel %s: %s; pcptune only reads it", s->knob.name,
-                                    s->knob.value, s->topo.kernel_release, s->knob.desc->readonly_why);
+                        log_warning("%s = %" PRId64 " on kernel %s: %s; pcptune only reads it", d->name,
+                                    snapshot_pcp_value(s), s->topo.kernel_release, d->readonly_why);
                 a->warned_readonly = true;
         }
 }
@@ -442,7 +443,7 @@ static void actuator_repair_pagesets(Actuator *a, const Snapshot *s, const Decid
         actuator_done(a, act, now_usec(CLOCK_MONOTONIC));
         if (a->dry_run)
                 return;
-        r = pageset_repair(a->root, a->journal, s->knob.value, NULL);
+        r = pageset_repair(a->root, a->journal, snapshot_pcp_value(s), NULL);
         if (r < 0 && r != -EBADE) {
                 a->failures++;
                 a->report->failures++;

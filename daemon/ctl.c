@@ -1153,7 +1153,7 @@ static int cmd_repair(const CtlOptions *o) {
                        c.mismatches[i].zone, c.mismatches[i].cpu, pageset_field_to_string(c.mismatches[i].field),
                        c.mismatches[i].actual, c.mismatches[i].expected);
         bool needed = c.n_mismatches > 0;
-        int64_t wanted = s->knob.value;
+        int64_t wanted = snapshot_pcp_value(s);
         pageset_check_done(&c);
         if (!needed && !o->force) {
                 printf("Nothing to repair.\n");

@@ -55,17 +55,17 @@ int cycle_evaluate(Cycle *c, const PolicySet *set, EvalState *st, usec_t now) {
 }
 
 void cycle_fold(Cycle *c, const ActReport *rep, EvalState *st, Snapshot *after) {
-        KnobId pcp = c->snap->has_knob ? c->snap->knob.desc->id : _KNOB_ID_INVALID;
+        KnobId pcp = c->snap->has_knob ? c->snap->pcp_knob : _KNOB_ID_INVALID;
 
-        c->knob_before = c->snap->has_knob ? c->snap->knob.value : 0;
+        c->knob_before = snapshot_pcp_value(c->snap);
         for (size_t i = 0; i < rep->n_done; i++)
                 eval_state_action_done(st, rep->done[i].policy, rep->done[i].rule, rep->done[i].at);
         snapshot_free(c->after);
         c->after = after;
         /* The report and STATUS= show what the knob holds now (the actuator read it back). */
         if (!c->after && pcp != _KNOB_ID_INVALID && rep->has_readback && rep->readback[pcp].present)
-                c->snap->knob.value = c->snap->knobs[pcp].value = rep->readback[pcp].value;
-        c->acted = c->after && c->after->has_knob && c->after->knob.value != c->knob_before;
+                c->snap->knobs[pcp].value = rep->readback[pcp].value;
+        c->acted = c->after && c->after->has_knob && snapshot_pcp_value(c->after) != c->knob_before;
         /* The probes again: writing -1 may have just told whether the kernel takes it. */
         if (c->probed && rep->learned.fraction_floor != FEATURE_UNKNOWN &&
             c->features.fraction_floor != rep->learned.fraction_floor)

@@ -220,6 +220,8 @@ static void pcp_high_solve(const KnobSolveInput *in, const KnobSetting *setting,
         if (d->goal.kind == PCP_GOAL_BULK_FREE_P99) {
                 d->goal.ns_per_page = in->ns_per_page;
                 d->goal.batched = batched;
+                d->goal.has_scale_max = true;
+                d->goal.scale_max = snapshot_batch_scale_max(snap);
                 d->ns_per_page = d->goal.ns_per_page;
         }
         d->solve_error = pcp_solve_goal(snap->regime, snap->pcp_zones, snap->n_pcp_zones, snap->topo.page_size,
@@ -229,9 +231,9 @@ static void pcp_high_solve(const KnobSolveInput *in, const KnobSetting *setting,
         if (d->goal.kind == PCP_GOAL_BULK_FREE_P99 && d->ns_per_page > 0 &&
             (d->solve_error >= 0 || d->solve_error == -ERANGE) &&
             pcp_bulk_free_pages_host(snap->regime, snap->pcp_zones, snap->n_pcp_zones, snap->topo.page_size, f,
-                                     batched, &d->pages) >= 0 &&
+                                     batched, d->goal.scale_max, &d->pages) >= 0 &&
             pcp_bulk_free_pages_host(snap->regime, snap->pcp_zones, snap->n_pcp_zones, snap->topo.page_size, 0,
-                                     batched, &d->default_pages) >= 0)
+                                     batched, d->goal.scale_max, &d->default_pages) >= 0)
                 d->predicted_ns = d->ns_per_page * (double) d->pages;
 }
 

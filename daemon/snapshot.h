@@ -58,7 +58,7 @@ typedef struct Snapshot {
         Zoneinfo zoneinfo;
         Vmstat vmstat;
         KnobValue knobs[_KNOB_ID_MAX];    /* every row of the knob table, by KnobId: snapshot_knob_value() */
-        PcpKnob knob;             /* the pcp sysctl among them (pcp_knob_from_values()) */
+        KnobId pcp_knob;          /* the pcp sysctl among them (pcp_knob_from_values()), valid when has_knob */
         MemcgCounts memcg;
         Psi psi;
         bool has_vmstat;
@@ -107,6 +107,33 @@ typedef struct SnapshotError {
         size_t line;               /* 0 if not known */
         bool incomplete;           /* zoneinfo ends in the middle of the zone at line */
 } SnapshotError;
+
+/* The pcp sysctl's row among knobs[] (whichever of the two exists); NULL when the snapshot has none. */
+static inline const KnobDesc *snapshot_pcp_desc(const Snapshot *s) {
+        return s->has_knob ? knob_desc(s->pcp_knob) : NULL;
+}
+
+/* The pcp sysctl's value (knobs[] of its row); 0 when the snapshot has none. */
+static inline int64_t snapshot_pcp_value(const Snapshot *s) {
+        return s->has_knob ? s->knobs[s->pcp_knob].value : 0;
+}
+
+/* Whether pcptune may write the pcp sysctl here (high_fraction, 5.14+): false when there is none. */
+static inline bool snapshot_pcp_writable(const Snapshot *s) {
+        return s->has_knob && knob_desc(s->pcp_knob)->writable;
+}
+
+/* The pcp sysctl's name ("vm.percpu_pagelist_high_fraction"); NULL when there is none. */
+static inline const char *snapshot_pcp_name(const Snapshot *s) {
+        return s->has_knob ? knob_desc(s->pcp_knob)->name : NULL;
+}
+
+/* The effective batch scale of the snapshot's kernel (pcp_batch_scale_max()): vm.pcp_batch_scale_max where the
+ * snapshot read it, else the build default. */
+static inline int snapshot_batch_scale_max(const Snapshot *s) {
+        const KnobValue *v = &s->knobs[KNOB_PCP_BATCH_SCALE_MAX];
+        return pcp_batch_scale_max(v->present, v->value);
+}
 
 Snapshot *snapshot_free(Snapshot *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Snapshot *, snapshot_free);

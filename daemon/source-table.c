@@ -75,7 +75,7 @@ static int read_vmstat(const char *root, const Snapshot *prev, Snapshot *s, Snap
 /* Every row of the knob table, and the pcp sysctl among them. */
 static int read_knobs(const char *root, const Snapshot *prev, Snapshot *s, SnapshotError *err) {
         sysctl_read_knobs(root, s->knobs);
-        s->knob_error = pcp_knob_from_values(s->knobs, &s->knob);
+        s->knob_error = pcp_knob_from_values(s->knobs, &s->pcp_knob);
         s->has_knob = s->knob_error >= 0;
         return 0;
 }
@@ -309,10 +309,10 @@ static int snapshot_derive(Snapshot *s) {
                                 int64_t v = s->zoneinfo.has_high_min_max ? z->cpus[c].high_max : z->cpus[c].high;
                                 limit = MAX(limit, v);
                         }
-                } else if (s->has_knob && s->knob.writable) {
+                } else if (s->has_knob && snapshot_pcp_writable(s)) {
                         PcpSetting set;
                         if (pcp_model_zone(s->regime, &s->pcp_zones[n].in, s->topo.page_size,
-                                           (int) s->knob.value, &set) >= 0)
+                                           (int) snapshot_pcp_value(s), &set) >= 0)
                                 limit = set.high_max;
                 }
                 s->pcp_high_max = MAX(s->pcp_high_max, limit);
@@ -344,7 +344,7 @@ static void snapshot_classify_regime(Snapshot *s) {
 
         s->regime = by_version;
         s->regime_basis = PCP_REGIME_BY_VERSION;
-        if (s->has_knob && !s->knob.writable) {
+        if (s->has_knob && !snapshot_pcp_writable(s)) {
                 s->regime = PCP_REGIME_LEGACY;
                 s->regime_basis = PCP_REGIME_BY_KNOB;
                 return;
@@ -365,7 +365,7 @@ static void snapshot_classify_regime(Snapshot *s) {
                 in = (PcpZoneInput){ .managed_pages = z->managed_pages, .low_pages = z->low_pages,
                                      .node_cpus = topology_node_cpus(&s->topo, z->node),
                                      .online_cpus = s->topo.online_cpus };
-                if (pcp_model_zone(PCP_REGIME_FIXED, &in, s->topo.page_size, (int) s->knob.value, &fixed) < 0)
+                if (pcp_model_zone(PCP_REGIME_FIXED, &in, s->topo.page_size, (int) snapshot_pcp_value(s), &fixed) < 0)
                         continue;
                 for (size_t c = 0; c < z->n_cpus; c++) {
                         if (z->cpus[c].batch != fixed.batch)

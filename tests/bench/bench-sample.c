@@ -157,7 +157,7 @@ int main(int argc, char **argv) {
                         ReportInput in = { .snap = s, .mv = &mv, .set = set, .decision = &decision };
                         KnobCounters kc = { 0 };
                         DaemonCounters dc = { .samples = (uint64_t) i + 1 };
-                        PromKnob k = { .name = s->knob.name, .present = s->has_knob, .value = s->knob.value,
+                        PromKnob k = { .name = snapshot_pcp_name(s), .present = s->has_knob, .value = snapshot_pcp_value(s),
                                        .counters = &kc };
                         PromInput pin = { .report = &in, .knobs = &k, .n_knobs = 1, .counters = &dc, .version = "bench" };
                         /* Rendering alone, to tell it from the file system's part. */
