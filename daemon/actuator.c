@@ -883,15 +883,19 @@ static void actuator_percpu_depopulate(Actuator *a, const Snapshot *s, const Dec
                    after.nr_chunks, s->meminfo.percpu_kib, mi.percpu_kib);
 }
 
+/* The runner of each row of the action table (action.h). */
+static void (*const action_runners[_ACTION_KIND_MAX])(Actuator *a, const Snapshot *s, const DecidedAction *act) = {
+        [ACTION_RECLAIM_DYING] = actuator_start_reclaim,
+        [ACTION_PERCPU_DEPOPULATE] = actuator_percpu_depopulate,
+};
+
 static void actuator_run_actions(Actuator *a, const Snapshot *s, const Decision *decision, bool wrote_knob) {
         for (size_t i = 0; i < decision->n_actions; i++) {
                 const DecidedAction *act = &decision->actions[i];
                 if (act->repair_pagesets)
                         actuator_repair_pagesets(a, s, act, wrote_knob);
-                else if (act->action->kind == ACTION_RECLAIM_DYING)
-                        actuator_start_reclaim(a, s, act);
-                else if (act->action->kind == ACTION_PERCPU_DEPOPULATE)
-                        actuator_percpu_depopulate(a, s, act);
+                else if (action_desc(act->action->kind) && action_runners[act->action->kind])
+                        action_runners[act->action->kind](a, s, act);
         }
 }
 

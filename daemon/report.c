@@ -314,10 +314,8 @@ static void rule_describe(const Rule *r, char *buf, size_t size) {
                         snprintf(g, sizeof g, "%" PRId64, r->knobs[id].value);
                 l += (size_t) snprintf(buf + l, size - l, "%s%s %s", l ? ", " : "", d->policy_key, g);
         }
-        if (l < size && r->action.kind == ACTION_RECLAIM_DYING)
-                l += (size_t) snprintf(buf + l, size - l, "%saction reclaim-dying", l ? ", " : "");
-        if (l < size && r->action.kind == ACTION_PERCPU_DEPOPULATE)
-                l += (size_t) snprintf(buf + l, size - l, "%saction percpu-depopulate", l ? ", " : "");
+        if (l < size && action_desc(r->action.kind))
+                l += (size_t) snprintf(buf + l, size - l, "%saction %s", l ? ", " : "", action_desc(r->action.kind)->name);
         if (l < size && r->repair_pagesets)
                 snprintf(buf + l, size - l, "%srepair pagesets", l ? ", " : "");
 }
