@@ -16,14 +16,6 @@
  * (knob.h) are written, at the allowlist's path, within its range.
  */
 
-/* What probing a kernel feature found. */
-typedef enum FeatureState {
-        FEATURE_UNKNOWN,           /* not probed yet ("unknown") */
-        FEATURE_ABSENT,
-        FEATURE_PRESENT,
-        _FEATURE_STATE_MAX,
-} FeatureState;
-
 typedef struct KnobState {
         const KnobDesc *desc;      /* the table row: name, path, range, hooks */
         bool present;              /* the last read found the knob (KnobState of the actuator and of status) */

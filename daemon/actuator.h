@@ -6,7 +6,7 @@
 
 #include "act-reclaim.h"
 #include "act-sysctl.h"
-#include "export-prom.h"
+#include "act-counters.h"
 #include "policy-eval.h"
 #include "probe-kernel.h"
 #include "reclaim-watch.h"

@@ -111,6 +111,14 @@ typedef enum KnobConfirm {
         KNOB_CONFIRM_PAGESETS,    /* zoneinfo's pagesets hold the model's high and batch (pcp_confirm()) */
 } KnobConfirm;
 
+/* What probing a kernel feature found (a row's probe, the kernel features of probe-kernel.h). */
+typedef enum FeatureState {
+        FEATURE_UNKNOWN,           /* not probed yet ("unknown") */
+        FEATURE_ABSENT,
+        FEATURE_PRESENT,
+        _FEATURE_STATE_MAX,
+} FeatureState;
+
 typedef struct KnobDesc KnobDesc;
 
 struct KnobDesc {
