@@ -20,8 +20,8 @@
  *                     reuses costly sources, status reads once) and its metrics;
  *   cycle_probe()     the kernel features (what the root declares, what the
  *                     snapshot shows, what acting learned) and the probes on them;
- *   cycle_evaluate()  the policies on them (policy_eval(), called from here
- *                     only) and the rulings that rest on the probes;
+ *   cycle_evaluate()  the policies on them (the evaluation, policy-eval.h,
+ *                     run from here only) and the rulings that rest on the probes;
  *   cycle_fold()      (pcptuned) what the actuator did, ActReport, folded in:
  *                     cooldowns start, the knobs show their read-back, the
  *                     probes run again when acting learned something;
@@ -37,7 +37,7 @@ typedef struct Cycle {
         KernelProbes probes;
         bool probed;
         Decision decision;
-        bool evaluated;               /* decision holds a policy_eval() result */
+        bool evaluated;               /* decision holds the evaluation's result */
         MemcgCost cost;
         bool has_cost;
         /* For the probes again after a fold (not owned). */
@@ -65,7 +65,7 @@ void cycle_probe(Cycle *c, const char *root, const KernelFeatures *declared, con
 
 /*
  * Evaluate set on the cycle's snapshot and metrics at now (CLOCK_MONOTONIC
- * µs), updating st (policy_eval()), then the rulings on this kernel's probes
+ * µs), updating st (policy-eval.h), then the rulings on this kernel's probes
  * (decision_rule_on_kernel(); after cycle_probe()).  0 or -ENOMEM.
  */
 int cycle_evaluate(Cycle *c, const PolicySet *set, EvalState *st, usec_t now);

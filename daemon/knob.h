@@ -76,7 +76,7 @@ typedef struct KnobDecision {
         uint64_t pages;           /* pages per bulk free at the chosen fraction, worst zone */
         double predicted_ns;      /* pages x ns_per_page */
         uint64_t default_pages;   /* the same at the default fraction */
-        /* The evaluation's rulings on a wanted knob (policy_eval()): whether the snapshot has the knob at
+        /* The evaluation's rulings on a wanted knob (policy-eval.c): whether the snapshot has the knob at
          * all, and whether the solve gives a value to write (solve_error 0 or -ERANGE, minimum used).
          * The actuator writes only a knob that is present and usable, and says why not otherwise. */
         bool absent;
