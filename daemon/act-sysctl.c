@@ -306,3 +306,50 @@ int pcp_confirm(const char *root, int fraction, char **ret_msg) {
         }
         return 0;
 }
+
+/* minimum: -1 where the kernel has pcptune's contrib patch 0001 (the floor without a per-host fraction to
+ * solve again); a kernel without it rejects -1 with EINVAL (percpu_pagelist_high_fraction_sysctl_handler(),
+ * mm/page_alloc.c). */
+bool knob_probe_value(const KnobDesc *desc, const KnobDecision *d, PcpRegime regime, int64_t *ret_value) {
+        switch (desc->probe) {
+        case KNOB_PROBE_PCP_MINIMUM:
+                if (d->goal.kind != PCP_GOAL_MINIMUM || regime == PCP_REGIME_LEGACY)
+                        return false;
+                *ret_value = desc->probe_value;
+                return true;
+        default:
+                return false;
+        }
+}
+
+/* Lower limits: busy CPUs clamp at their next allocation or free; idle ones only decay, 1/8 per vmstat
+ * tick (decay_pcp_high(), mm/page_alloc.c 6.7+).  A write to vm.stat_refresh runs one decay step on every
+ * CPU now (vmstat_refresh(), mm/vmstat.c). */
+void knob_after_write(const KnobDesc *desc, const char *root, int64_t old, int64_t value) {
+        if (desc->after_write != KNOB_AFTER_STAT_REFRESH_ON_LOWER)
+                return;
+        bool lowered = (value == PCP_FRACTION_FLOOR && old != PCP_FRACTION_FLOOR) ||
+                       (value > 0 && (old == 0 || (old > 0 && value > old)));
+        if (!lowered)
+                return;
+        int q = write_file_at(root, "/proc/sys/vm/stat_refresh", "1");
+        if (q < 0 && q != -ENOENT)
+                log_debug_errno(q, "Failed to write vm.stat_refresh: %s", errno_str(q));
+}
+
+void knob_confirm(const KnobDesc *desc, const char *root, int64_t value) {
+        _cleanup_(freep) char *msg = NULL;
+
+        if (desc->confirm != KNOB_CONFIRM_PAGESETS)
+                return;
+        int q = pcp_confirm(root, (int) value, &msg);
+        if (q == -EBADE)
+                log_warning("%s = %" PRId64 " is set but the pagesets do not show the model's values: %s", desc->name,
+                            value, strna(msg));
+        else if (q < 0)
+                log_warning_errno(q, "Failed to confirm %s = %" PRId64 " in zoneinfo: %s", desc->name, value,
+                                  errno_str(q));
+        else
+                log_info("Confirmed %s = %" PRId64 ": pagesets match the model on every populated zone", desc->name,
+                         value);
+}

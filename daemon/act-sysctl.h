@@ -16,14 +16,6 @@
  * (knob.h) are written, at the allowlist's path, within its range.
  */
 
-/* What probing a kernel feature found. */
-typedef enum FeatureState {
-        FEATURE_UNKNOWN,           /* not probed yet ("unknown") */
-        FEATURE_ABSENT,
-        FEATURE_PRESENT,
-        _FEATURE_STATE_MAX,
-} FeatureState;
-
 typedef struct KnobState {
         const KnobDesc *desc;      /* the table row: name, path, range, hooks */
         bool present;              /* the last read found the knob (KnobState of the actuator and of status) */
@@ -101,3 +93,16 @@ int journal_restore(Journal *j, const char *root, const char *context);
  * (described in ret_msg, malloc'd, may be NULL), -errno on read errors.
  */
 int pcp_confirm(const char *root, int fraction, char **ret_msg);
+
+/*
+ * The value to try before d->value (the row's probe, knob.h), when the kernel
+ * may reject it with EINVAL: true and *ret_value.  regime: of the sample the
+ * decision was made on (PCP_REGIME_LEGACY kernels have no floor to probe).
+ */
+bool knob_probe_value(const KnobDesc *desc, const KnobDecision *d, PcpRegime regime, int64_t *ret_value);
+
+/* The row's step after a write of value over old below root (KnobAfterWrite): logged, never fatal. */
+void knob_after_write(const KnobDesc *desc, const char *root, int64_t old, int64_t value);
+
+/* The row's confirmation that the kernel applied value (KnobConfirm): logged, never fatal. */
+void knob_confirm(const KnobDesc *desc, const char *root, int64_t value);

@@ -20,9 +20,9 @@ struct Actuator {
         char *state_dir;
         bool dry_run;
         bool once;
-        EvalState *eval;
-        const KernelProbes *probes;
         DaemonCounters *counters;
+        int (*observe)(const char *root, unsigned sources, Snapshot **ret);
+        ActReport *report;                 /* of the actuator_act() running, NULL outside it */
         sd_event *event;
         const char *calibration_note;
 
@@ -67,7 +67,7 @@ struct Actuator {
  */
 static FeatureState actuator_declared_probe(const Actuator *a, const KnobDesc *d) {
         int64_t v;
-        if (!d->probe || streq(a->root, "/"))
+        if (d->probe == KNOB_PROBE_NONE || streq(a->root, "/"))
                 return FEATURE_UNKNOWN;
         return d->probe_declared && read_int64_at(a->root, d->probe_declared, &v) >= 0 && v == 1 ? FEATURE_PRESENT
                                                                                                   : FEATURE_ABSENT;
@@ -84,9 +84,8 @@ int actuator_new(const ActuatorConfig *cfg, Actuator **ret) {
                 return -ENOMEM;
         a->dry_run = cfg->dry_run;
         a->once = cfg->once;
-        a->eval = cfg->eval;
-        a->probes = cfg->probes;
         a->counters = cfg->counters;
+        a->observe = cfg->observe;
         snprintf(a->memcg_cost.how, sizeof a->memcg_cost.how, "unknown");
         for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
                 a->knobs[id] = (KnobState){ .desc = knob_desc(id) };
@@ -127,10 +126,6 @@ void actuator_set_calibration_note(Actuator *a, const char *note) {
 
 const KnobState *actuator_knobs(const Actuator *a) {
         return a->knobs;
-}
-
-FeatureState actuator_probe_state(const Actuator *a, KnobId id) {
-        return id >= 0 && id < _KNOB_ID_MAX ? a->probe_state[id] : FEATURE_UNKNOWN;
 }
 
 unsigned actuator_failures(const Actuator *a) {
@@ -224,6 +219,29 @@ static int knob_count(KnobCounters *c, bool dry_run, int r) {
 }
 
 
+void act_report_done(ActReport *rep) {
+        if (!rep)
+                return;
+        free(rep->done);
+        *rep = (ActReport){ 0 };
+}
+
+/* An action ran at `at`: the report tells the cycle, which starts the rule's cooldown. */
+static void actuator_done(Actuator *a, const DecidedAction *act, usec_t at) {
+        ActReport *rep = a->report;
+        ActDone *n;
+
+        if (!rep)
+                return;
+        n = realloc(rep->done, (rep->n_done + 1) * sizeof(ActDone));
+        if (!n) {
+                log_oom();
+                return;
+        }
+        rep->done = n;
+        rep->done[rep->n_done++] = (ActDone){ .policy = act->policy, .rule = act->rule, .at = at };
+}
+
 /*
  * The snapshot's pcp knob is whichever of its two rows exists (pcp_knob_from_values()): say once when
  * neither does or the one there is read-only here.
@@ -241,10 +259,11 @@ static void actuator_check_snapshot_knob(Actuator *a, const Snapshot *s) {
                                           s->knob_error == -EINVAL ? "it holds a value no kernel accepts"
                                                                    : errno_str(s->knob_error));
                 a->warned_no_knob = true;
-        } else if (!s->knob.writable && s->knob.desc && s->knob.desc->readonly_why) {
+        } else if (!knob_desc(s->pcp_knob)->writable && knob_desc(s->pcp_knob)->readonly_why) {
+                const KnobDesc *d = knob_desc(s->pcp_knob);
                 if (!a->warned_readonly)
-                        log_warning("%s = %" PRId64 " on kernel %s: %s; pcptune only reads it", s->knob.name,
-                                    s->knob.value, s->topo.kernel_release, s->knob.desc->readonly_why);
+                        log_warning("%s = %" PRId64 " on kernel %s: %s; pcptune only reads it", d->name,
+                                    snapshot_pcp_value(s), s->topo.kernel_release, d->readonly_why);
                 a->warned_readonly = true;
         }
 }
@@ -258,17 +277,22 @@ static void actuator_knobs_from_snapshot(Actuator *a, const Snapshot *s) {
         }
 }
 
-/* Read every managed knob again, after a write: present and value of each state. */
-static void actuator_read_knobs(Actuator *a) {
+/* Read every managed knob again, after a write: present and value of each state, and the read-back for the
+ * report (the cycle shows them in the sample). */
+static void actuator_read_knobs(Actuator *a, ActReport *rep) {
         for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
                 KnobState *k = &a->knobs[id];
-                if (knob_managed(k->desc))
+                if (knob_managed(k->desc)) {
                         k->present = knob_read(a->root, k->desc, &k->value) >= 0;
+                        rep->readback[id] = (KnobValue){ .present = k->present, .value = k->value };
+                }
         }
+        rep->has_readback = true;
 }
 
-/* A goal that cannot be met as asked, once per rule.  false: leave the knob alone. */
-static bool actuator_explain_solve(Actuator *a, const KnobDesc *desc, const KnobDecision *d) {
+/* A goal that cannot be met as asked, once per rule: why the evaluation ruled the solve unusable (d->usable
+ * false: the knob is left alone), or that the minimum is used. */
+static void actuator_explain_solve(Actuator *a, const KnobDesc *desc, const KnobDecision *d) {
         const char *key = desc->policy_key;
         char gbuf[64];
 
@@ -278,14 +302,14 @@ static bool actuator_explain_solve(Actuator *a, const KnobDesc *desc, const Knob
                                     "fits from traced bulk frees (%s): the knob is left alone until there is one",
                                     d->policy->name, d->rule->name, key, pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf),
                                     strna(a->calibration_note));
-                return false;
+                return;
         }
-        if (d->solve_error < 0 && d->solve_error != -ERANGE) {
+        if (!d->usable) {
                 if (actuator_warn_once(a, d->policy->name, d->rule->name))
                         log_warning_errno(d->solve_error, "Rule %s/%s: cannot solve %s %s on this host: %s",
                                           d->policy->name, d->rule->name, key,
                                           pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf), errno_str(d->solve_error));
-                return false;
+                return;
         }
         if (d->solve_error == -ERANGE && d->goal.kind == PCP_GOAL_BULK_FREE_P99 &&
             actuator_warn_once(a, d->policy->name, d->rule->name))
@@ -296,7 +320,6 @@ static bool actuator_explain_solve(Actuator *a, const KnobDesc *desc, const Knob
         else if (d->solve_error == -ERANGE && actuator_warn_once(a, d->policy->name, d->rule->name))
                 log_warning("Rule %s/%s: %s %s is below the kernel's floor of 4 x batch; using the minimum",
                             d->policy->name, d->rule->name, key, pcp_goal_to_string(&d->goal, gbuf, sizeof gbuf));
-        return true;
 }
 
 /* Why the value is wanted, for the journal and the log line: the setting as the rule wrote it, and for
@@ -327,7 +350,8 @@ static int actuator_write_knob(Actuator *a, const Snapshot *s, KnobId id, const 
         int r;
 
         actuator_reason(desc, d, reason, sizeof reason);
-        bool probing = desc->probe && a->probe_state[id] != FEATURE_ABSENT && !a->dry_run && desc->probe(d, s, &target);
+        bool probing = desc->probe != KNOB_PROBE_NONE && a->probe_state[id] != FEATURE_ABSENT && !a->dry_run &&
+                       knob_probe_value(desc, d, s->regime, &target);
         if (!probing)
                 target = d->value;
         r = knob_count(&a->counts[id], a->dry_run,
@@ -347,10 +371,10 @@ static int actuator_write_knob(Actuator *a, const Snapshot *s, KnobId id, const 
                                           &old));
         } else if (probing && (r == KNOB_WRITTEN || r == KNOB_NOOP))
                 a->probe_state[id] = FEATURE_PRESENT;
-        if (r == KNOB_WRITTEN && desc->after_write)
-                desc->after_write(a->root, old, target);
-        if (r == KNOB_WRITTEN && desc->confirm)
-                desc->confirm(a->root, desc, target);
+        if (r == KNOB_WRITTEN) {
+                knob_after_write(desc, a->root, old, target);
+                knob_confirm(desc, a->root, target);
+        }
         *ret_target = target;
         return r;
 }
@@ -371,18 +395,21 @@ static bool actuator_apply_knob(Actuator *a, const Snapshot *s, KnobId id, const
                 return knob_count(&a->counts[id], a->dry_run, knob_release(k, a->root, a->journal, a->dry_run, why)) ==
                        KNOB_RESTORED;
         }
-        if (!k->present) {
+        if (d->absent) {
                 if (actuator_warn_once(a, d->policy->name, desc->policy_key))
                         log_warning("Rule %s/%s: %s needs %s, from %s; this kernel does not have it", d->policy->name,
                                     d->rule->name, desc->policy_key, desc->name, strna(desc->needs));
                 return false;
         }
-        if (!actuator_explain_solve(a, desc, d))
+        actuator_explain_solve(a, desc, d);
+        if (!d->usable)
                 return false;
         r = actuator_write_knob(a, s, id, d, &a->target[id]);
         a->has_target[id] = true;
-        if (r < 0)
+        if (r < 0) {
                 a->failures++;
+                a->report->failures++;
+        }
         return r == KNOB_WRITTEN;
 }
 /* A `repair: pagesets` rule: recompute pagesets that differ from the model (a CPU whose batch was left at
@@ -409,12 +436,14 @@ static void actuator_repair_pagesets(Actuator *a, const Snapshot *s, const Decid
                    pageset_field_to_string(x->field), x->actual, x->expected,
                    a->dry_run ? "; would make the kernel recompute them" : "; making the kernel recompute them");
         pageset_check_done(&c);
-        eval_state_action_done(a->eval, act->policy, act->rule, now_usec(CLOCK_MONOTONIC));
+        actuator_done(a, act, now_usec(CLOCK_MONOTONIC));
         if (a->dry_run)
                 return;
-        r = pageset_repair(a->root, a->journal, s->knob.value, NULL);
-        if (r < 0 && r != -EBADE)
+        r = pageset_repair(a->root, a->journal, snapshot_pcp_value(s), NULL);
+        if (r < 0 && r != -EBADE) {
                 a->failures++;
+                a->report->failures++;
+        }
         if (r == -EBADE)
                 log_warning("Rule %s/%s: the pagesets still differ after the repair; not retrying before the "
                             "rule's cooldown",
@@ -423,10 +452,10 @@ static void actuator_repair_pagesets(Actuator *a, const Snapshot *s, const Decid
                 log_error_errno(r, "Failed to repair pagesets: %s", errno_str(r));
 }
 
-/* Dying count and Percpu now, from the memcg and meminfo sources (/proc/cgroups + the hierarchy's directories, meminfo). */
+/* Dying count and Percpu now, from the memcg and meminfo sources (the observer's fresh look) (/proc/cgroups + the hierarchy's directories, meminfo). */
 static void actuator_read_dying(Actuator *a, uint64_t *ret_dying, uint64_t *ret_percpu_kib) {
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
-        bool ok = snapshot_take_sources(a->root, SOURCE_BIT(SOURCE_MEMCG) | SOURCE_BIT(SOURCE_MEMINFO), &s) >= 0;
+        bool ok = a->observe && a->observe(a->root, SOURCE_BIT(SOURCE_MEMCG) | SOURCE_BIT(SOURCE_MEMINFO), &s) >= 0;
 
         *ret_dying = ok && s->has_memcg ? s->memcg.dying : 0;
         *ret_percpu_kib = ok ? s->meminfo.percpu_kib : 0;
@@ -735,14 +764,12 @@ static void actuator_start_reclaim(Actuator *a, const Snapshot *s, const Decided
                                     act->rule->name);
                 return;
         }
-        const ProbeResult *rp = kernel_probes_find(a->probes, PROBE_REPARENTING);
-        if (rp && rp->answer == PROBE_YES) {
-                /* Reclaim frees dying memcgs by uncharging the page cache that pins them; a kernel that
-                 * reparents LRU folios at offline leaves none to uncharge. */
+        if (act->inactive_why) {
+                /* The evaluation ruled it out on this kernel (decision_rule_on_kernel()): say so once. */
                 if (actuator_warn_once(a, act->policy->name, act->rule->name))
                         log_notice("Rule %s/%s: reclaim-dying stays inactive: this kernel reparents LRU folios when a "
                                    "memcg goes offline, so page cache does not pin removed memcgs (%s)",
-                                   act->policy->name, act->rule->name, rp->evidence);
+                                   act->policy->name, act->rule->name, act->inactive_why);
                 return;
         }
         j = reclaim_job_new(a->root, s->memcg.mount, s->memcg.mode, &act->action->reclaim, a->dry_run);
@@ -764,7 +791,7 @@ static void actuator_start_reclaim(Actuator *a, const Snapshot *s, const Decided
         /* The sample may have reused a costly memcg count: read it now. */
         actuator_read_dying(a, &a->reclaim_dying_before, &a->reclaim_percpu_before_kib);
         a->reclaim_started = now_usec(CLOCK_MONOTONIC);
-        eval_state_action_done(a->eval, act->policy, act->rule, a->reclaim_started);
+        actuator_done(a, act, a->reclaim_started);
         log_info("%s: %s subtrees holding dying memcgs (%" PRIu64 " dying, Percpu %" PRIu64 " kB)",
                  strna(a->reclaim_label), a->dry_run ? "looking for" : "reclaiming", a->reclaim_dying_before,
                  a->reclaim_percpu_before_kib);
@@ -812,7 +839,7 @@ static void actuator_percpu_depopulate(Actuator *a, const Snapshot *s, const Dec
                                     act->policy->name, act->rule->name);
                 return;
         }
-        eval_state_action_done(a->eval, act->policy, act->rule, now_usec(CLOCK_MONOTONIC));
+        actuator_done(a, act, now_usec(CLOCK_MONOTONIC));
         uint64_t unit_bytes = b->nr_units * s->topo.page_size;
         uint64_t spare = b->nr_empty_pop_pages > b->empty_pop_pages_high ? b->nr_empty_pop_pages - b->empty_pop_pages_high : 0;
         if (a->dry_run) {
@@ -830,9 +857,14 @@ static void actuator_percpu_depopulate(Actuator *a, const Snapshot *s, const Dec
                 return;
         }
         usec_t took = now_usec(CLOCK_MONOTONIC) - t0;
-        if (percpu_sysfs_read(a->root, &after) < 0)
-                after = *b;
-        (void) meminfo_read(a->root, &mi);
+        /* What the write left, from the observer's fresh look at the percpu sysfs and meminfo. */
+        _cleanup_(snapshot_freep) Snapshot *now = NULL;
+        after = *b;
+        if (a->observe && a->observe(a->root, SOURCE_BIT(SOURCE_PERCPU_SYSFS), &now) >= 0 && now->has_percpu_sysfs)
+                after = now->percpu_sysfs;
+        now = snapshot_free(now);
+        if (a->observe && a->observe(a->root, SOURCE_BIT(SOURCE_MEMINFO), &now) >= 0)
+                mi = now->meminfo;
         snprintf(f_rule, sizeof f_rule, "RULE=%s/%s", act->policy->name, act->rule->name);
         snprintf(f_pb, sizeof f_pb, "PERCPU_BEFORE_KIB=%" PRIu64, s->meminfo.percpu_kib);
         snprintf(f_pa, sizeof f_pa, "PERCPU_AFTER_KIB=%" PRIu64, mi.percpu_kib);
@@ -847,21 +879,27 @@ static void actuator_percpu_depopulate(Actuator *a, const Snapshot *s, const Dec
                    after.nr_chunks, s->meminfo.percpu_kib, mi.percpu_kib);
 }
 
+/* The runner of each row of the action table (action.h). */
+static void (*const action_runners[_ACTION_KIND_MAX])(Actuator *a, const Snapshot *s, const DecidedAction *act) = {
+        [ACTION_RECLAIM_DYING] = actuator_start_reclaim,
+        [ACTION_PERCPU_DEPOPULATE] = actuator_percpu_depopulate,
+};
+
 static void actuator_run_actions(Actuator *a, const Snapshot *s, const Decision *decision, bool wrote_knob) {
         for (size_t i = 0; i < decision->n_actions; i++) {
                 const DecidedAction *act = &decision->actions[i];
                 if (act->repair_pagesets)
                         actuator_repair_pagesets(a, s, act, wrote_knob);
-                else if (act->action->kind == ACTION_RECLAIM_DYING)
-                        actuator_start_reclaim(a, s, act);
-                else if (act->action->kind == ACTION_PERCPU_DEPOPULATE)
-                        actuator_percpu_depopulate(a, s, act);
+                else if (action_desc(act->action->kind) && action_runners[act->action->kind])
+                        action_runners[act->action->kind](a, s, act);
         }
 }
 
-int actuator_act(Actuator *a, const Snapshot *s, const Decision *d) {
+int actuator_act(Actuator *a, const Snapshot *s, const Decision *d, ActReport *rep) {
         bool pagesets = false;
 
+        *rep = (ActReport){ 0 };
+        a->report = rep;
         actuator_check_snapshot_knob(a, s);
         actuator_knobs_from_snapshot(a, s);
         for (KnobId id = 0; id < _KNOB_ID_MAX; id++)
@@ -869,9 +907,22 @@ int actuator_act(Actuator *a, const Snapshot *s, const Decision *d) {
                     a->knobs[id].desc->changes_pagesets)
                         pagesets = true;
         if (pagesets)
-                actuator_read_knobs(a); /* status shows what the knobs hold now */
+                actuator_read_knobs(a, rep); /* status shows what the knobs hold now */
         actuator_run_actions(a, s, d, pagesets);
-        return pagesets ? ACT_PAGESETS_CHANGED : 0;
+        rep->flags = pagesets ? ACT_PAGESETS_CHANGED : 0;
+        actuator_learned(a, &rep->learned);
+        a->report = NULL;
+        return (int) rep->flags;
+}
+
+void actuator_learned(const Actuator *a, ActLearned *ret) {
+        const ReclaimWatch *w = &a->watch;
+
+        *ret = (ActLearned){ .fraction_floor = a->probe_state[KNOB_PCP_HIGH_FRACTION],
+                             .reclaim_swappiness = FEATURE_UNKNOWN,
+                             .reclaim_scope_dying = w->scope_dying };
+        if (w->args == RECLAIM_ARGS_SWAPPINESS || w->args == RECLAIM_ARGS_BYTES)
+                ret->reclaim_swappiness = w->args == RECLAIM_ARGS_SWAPPINESS ? FEATURE_PRESENT : FEATURE_ABSENT;
 }
 
 /*

@@ -6,7 +6,7 @@
 
 #include "act-reclaim.h"
 #include "act-sysctl.h"
-#include "export-prom.h"
+#include "act-counters.h"
 #include "policy-eval.h"
 #include "probe-kernel.h"
 #include "reclaim-watch.h"
@@ -28,9 +28,11 @@ typedef struct ActuatorConfig {
         const char *state_dir;          /* the restore journal, resume-<knob> files */
         bool dry_run;
         bool once;                      /* no loop to come back to: wait for a reclaim and its refault window */
-        EvalState *eval;                /* cooldowns start when an action runs (not owned) */
-        const KernelProbes *probes;     /* of the last sample (not owned) */
         DaemonCounters *counters;       /* reclaim counters for the metrics (not owned) */
+        /* A fresh look at a few sources (a mask of SOURCE_BIT(SourceId)) below root, for the counts just
+         * before and after an action (dying memcgs, Percpu, the percpu sysfs): the observer's reader
+         * (snapshot_take_sources()), so that reading stays with the sources.  0 or -errno. */
+        int (*observe)(const char *root, unsigned sources, Snapshot **ret);
 } ActuatorConfig;
 
 /* The actuator (the config's pointers must outlive it).  0 or -ENOMEM. */
@@ -59,13 +61,48 @@ typedef enum ActResult {
         ACT_PAGESETS_CHANGED = 1 << 0,  /* a knob whose row changes the pagesets was written or restored */
 } ActResult;
 
+/* What acting found out that no source shows (FEATURE_UNKNOWN: not known yet). */
+typedef struct ActLearned {
+        FeatureState fraction_floor;       /* the high fraction takes -1 (contrib 0001): known once written */
+        FeatureState reclaim_swappiness;   /* memory.reclaim takes swappiness= */
+        FeatureState reclaim_scope_dying;  /* memory.reclaim takes scope=dying (contrib 0004) */
+} ActLearned;
+
+/* An action that ran: its rule's cooldown starts at `at` (CLOCK_MONOTONIC µs). */
+typedef struct ActDone {
+        const Policy *policy;
+        const Rule *rule;
+        usec_t at;
+} ActDone;
+
+/*
+ * What one actuator_act() did, for the cycle to fold into the next sample
+ * (cycle.h): the actuator writes nothing into the snapshot, the sampler or
+ * the evaluation's history.
+ */
+typedef struct ActReport {
+        unsigned flags;                    /* ActResult */
+        bool has_readback;                 /* the knobs were read back after a write ... */
+        KnobValue readback[_KNOB_ID_MAX];  /* ... and hold these now, by KnobId */
+        ActLearned learned;                /* as of the end of the act */
+        ActDone *done;                     /* actions that ran, in decision order */
+        size_t n_done;
+        unsigned failures;                 /* writes that failed in this act */
+} ActReport;
+
+void act_report_done(ActReport *rep);
+
 /*
  * Act on one decision made on snapshot s: every managed knob of the table is
  * set to the decision's value (or handed back when no rule wants it any more),
- * then each decided action runs.  Knob states are read again first.  Returns
- * ActResult flags (>= 0); failures are logged and counted (actuator_failures()).
+ * then each decided action runs.  The knob states are those of s.  Fills *rep
+ * (release with act_report_done()) and returns its ActResult flags (>= 0);
+ * failures are logged and counted (actuator_failures()).
  */
-int actuator_act(Actuator *a, const Snapshot *s, const Decision *d);
+int actuator_act(Actuator *a, const Snapshot *s, const Decision *d, ActReport *rep);
+
+/* What acting has found out so far (the cycle folds it into each sample's kernel features). */
+void actuator_learned(const Actuator *a, ActLearned *ret);
 
 /* Every sample, before the evaluation: whether the dying count is exact; once, when a rule of the set
  * reclaims, what memory.reclaim accepts. */
@@ -94,8 +131,6 @@ const KnobState *actuator_knobs(const Actuator *a);
 /* The knobs for the metrics, by KnobId: managed rows only.  Returns how many were written to ret. */
 size_t actuator_prom_knobs(const Actuator *a, PromKnob ret[_KNOB_ID_MAX]);
 
-/* What a knob's row probe found (FEATURE_UNKNOWN until tried; a declared answer for fixture roots). */
-FeatureState actuator_probe_state(const Actuator *a, KnobId id);
 
 /* Writes that failed since the start (--once exits 1 then). */
 unsigned actuator_failures(const Actuator *a);

@@ -22,6 +22,7 @@
 
 #include "act-sysctl.h"
 #include "capture.h"
+#include "cycle.h"
 #include "calibration.h"
 #include "journal.h"
 #include "knob-lock.h"
@@ -39,6 +40,7 @@
 #include "policy.h"
 #include "report.h"
 #include "snapshot.h"
+#include "source-table.h"
 #include "view.h"
 
 typedef struct CtlOptions {
@@ -263,7 +265,7 @@ static void status_knobs(const Snapshot *s, json_object *dstatus, KnobState ret[
 }
 
 /* What only the daemon knows of the kernel's features, from its status file: fraction -1, memory.reclaim's arguments. */
-static void status_daemon_features(json_object *dstatus, KernelFeatures *feat) {
+static void status_daemon_features(json_object *dstatus, ActLearned *feat) {
         json_object *contrib_o, *ff, *reclaim_o, *ra, *ans;
 
         if (!dstatus)
@@ -272,7 +274,8 @@ static void status_daemon_features(json_object *dstatus, KernelFeatures *feat) {
             json_object_object_get_ex(contrib_o, "fraction_floor", &ff)) {
                 /* Only the daemon knows, from having written -1. */
                 const char *v = json_object_get_string(ff);
-                feat->fraction_floor = streq(v, "yes") ? FEATURE_PRESENT : streq(v, "no") ? FEATURE_ABSENT : FEATURE_UNKNOWN;
+                if (streq(v, "yes") || streq(v, "no"))
+                        feat->fraction_floor = streq(v, "yes") ? FEATURE_PRESENT : FEATURE_ABSENT;
         }
         /* reclaim-dying: what the daemon's write told of memory.reclaim. */
         if (json_object_object_get_ex(dstatus, "reclaim", &reclaim_o) &&
@@ -389,15 +392,15 @@ static void status_print_daemon(FILE *f, json_object *d) {
                 fprintf(f, "  last sample: %" PRId64 " us CPU\n", view_i64(d, "status.last_sample_cpu_usec", 0));
 }
 
-/* `pcptunectl status`: the model, then --json prints it or the text renders it. */
+/* `pcptunectl status`: the model (one cycle, cycle.h, as pcptuned runs it), then --json prints it or the text
+ * renders it. */
 static int cmd_status(const CtlOptions *o) {
-        _cleanup_(snapshot_freep) Snapshot *s = NULL;
+        _cleanup_(cycle_done) Cycle c = { 0 };
         _cleanup_(policy_set_freep) PolicySet *set = NULL;
         _cleanup_(diagnostics_done) Diagnostics diag = { 0 };
         _cleanup_(eval_state_freep) EvalState *st = eval_state_new();
-        _cleanup_(decision_done) Decision decision = { 0 };
+        Snapshot *s = NULL;
         json_object *dstatus = NULL, *out, *v;
-        MetricValues mv;
         int pid, r;
 
         SnapshotError serr = { 0 };
@@ -407,7 +410,7 @@ static int cmd_status(const CtlOptions *o) {
                 return log_error_errno(r, "Failed to read the kernel's memory state below %s: %s", o->root,
                                        snapshot_error_format(o->root, &serr, r, ebuf, sizeof ebuf)),
                        1;
-        metrics_from_snapshot(s, &mv);
+        cycle_observe(&c, s);
 
         /* Evaluate the policies the running daemon uses, unless told otherwise. */
         /* A daemon started with another --state-dir: its status file is not ours to read. */
@@ -425,18 +428,21 @@ static int cmd_status(const CtlOptions *o) {
         r = policy_set_load_default(policy_dir, !o->no_owner_check, &set, &diag);
         for (size_t i = 0; i < diag.n_errors; i++)
                 log_error("%s", diag.errors[i]);
+        /* What the daemon learned by acting (its status file), over what the root declares. */
+        KernelFeatures declared;
+        ActLearned learned = { FEATURE_UNKNOWN, FEATURE_UNKNOWN, FEATURE_UNKNOWN };
+        kernel_features_declared(o->root, &declared);
+        status_daemon_features(dstatus, &learned);
+        cycle_probe(&c, o->root, &declared, &learned);
         /* bulk_free_p99 goals are solved with this host's calibration (a snapshot is not this host). */
         Calibration cal;
         if (st && streq(o->root, "/") && calibration_load(o->calibration_dir, &cal) >= 0)
                 eval_state_set_ns_per_page(st, calibration_p99_ns_per_page(&cal));
         if (r >= 0 && st)
-                (void) policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &decision);
+                (void) cycle_evaluate(&c, set, st, now_usec(CLOCK_MONOTONIC));
         KnobState knobs[_KNOB_ID_MAX];
-        status_knobs(s, dstatus, knobs);
+        status_knobs(c.snap, dstatus, knobs);
 
-        KernelFeatures feat;
-        kernel_features_probe(o->root, s, &feat);
-        status_daemon_features(dstatus, &feat);
         /* Bulk-free holds: only the daemon traces them; its status file is read back like any input. */
         BulkFreeView bulk = { .why = pid > 0 ? "pcptuned's status has no valid bulk_free" : "pcptuned is not running" };
         char bulk_why[256];
@@ -446,19 +452,22 @@ static int cmd_status(const CtlOptions *o) {
                 bulk = (BulkFreeView){ .why = "pcptuned's status has an invalid bulk_free" };
         /* The per-memcg cost as pcptuned would take it (its running estimate aside). */
         MemcgCostMeasurement measured;
-        MemcgCost cost;
         PercpuStatsView pstats;
-        snapshot_memcg_cost(s, memcg_cost_measurement_load(o->state_dir, &measured) >= 0 ? &measured : NULL, 0, &cost);
+        s = c.snap;
+        snapshot_memcg_cost(s, memcg_cost_measurement_load(o->state_dir, &measured) >= 0 ? &measured : NULL, 0, &c.cost);
+        c.has_cost = true;
         percpu_stats_view_read(o->root, streq(o->root, "/"), s->has_memcg ? s->memcg.live + s->memcg.dying : 0,
                                s->topo.possible_cpus ?: s->topo.online_cpus, s->topo.page_size, &pstats);
-        KernelProbes probes;
-        kernel_probes_run(&(ProbeInput){ .root = o->root, .snap = s, .kernel = s->topo.kernel, .features = &feat },
-                          &probes);
-        ReportInput in = { .snap = s, .mv = &mv, .set = set, .decision = r >= 0 ? &decision : NULL,
-                           .knobs = knobs, .features = &feat, .probes = &probes,
-                           .memcg_cost = &cost, .pstats = &pstats, .dry_run = true, .bulk_free = &bulk,
-                           .n_policy_errors = r < 0 ? MAX(diag.n_errors, (size_t) 1) : 0,
-                           .policy_source = policy_dir ?: POLICY_DIR_DEFAULT };
+        ReportInput in;
+        cycle_report_input(&c, &in);
+        in.set = set;
+        in.decision = r >= 0 && c.evaluated ? &c.decision : NULL;
+        in.knobs = knobs;
+        in.pstats = &pstats;
+        in.dry_run = true;
+        in.bulk_free = &bulk;
+        in.n_policy_errors = r < 0 ? MAX(diag.n_errors, (size_t) 1) : 0;
+        in.policy_source = policy_dir ?: POLICY_DIR_DEFAULT;
         out = report_to_json(&in);
         if (!out) {
                 json_object_put(dstatus);
@@ -1242,7 +1251,7 @@ static int cmd_repair(const CtlOptions *o) {
                        c.mismatches[i].zone, c.mismatches[i].cpu, pageset_field_to_string(c.mismatches[i].field),
                        c.mismatches[i].actual, c.mismatches[i].expected);
         bool needed = c.n_mismatches > 0;
-        int64_t wanted = s->knob.value;
+        int64_t wanted = snapshot_pcp_value(s);
         pageset_check_done(&c);
         if (!needed && !o->force) {
                 printf("Nothing to repair.\n");

@@ -58,14 +58,14 @@ int host_pcp_max_bytes(PcpRegime regime, const PcpZone *zones, size_t n_zones, u
         return 0;
 }
 
-uint64_t host_pcp_burst_bytes(const PcpZone *zones, size_t n_zones, unsigned page_size) {
+uint64_t host_pcp_burst_bytes(const PcpZone *zones, size_t n_zones, unsigned page_size, int scale_max) {
         uint64_t total = 0;
 
         for (size_t i = 0; i < n_zones; i++) {
                 int batch = pcp_zone_batchsize(zones[i].in.managed_pages, page_size);
                 if (batch < 1)
                         continue;
-                total = add_sat(total, mul_sat(mul_sat((uint64_t) batch << PCP_BATCH_SCALE_MAX_DEFAULT,
+                total = add_sat(total, mul_sat(mul_sat((uint64_t) batch << scale_max,
                                                        host_zone_pageset_cpus(&zones[i].in)),
                                                page_size));
         }

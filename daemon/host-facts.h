@@ -59,4 +59,4 @@ int host_pcp_max_bytes(PcpRegime regime, const PcpZone *zones, size_t n_zones, u
  * mm/page_alloc.c 6.7-6.18; PCP_BATCH_SCALE_MAX_DEFAULT), counted on every
  * pageset (host_zone_pageset_cpus()) of every zone, in bytes, saturating.
  */
-uint64_t host_pcp_burst_bytes(const PcpZone *zones, size_t n_zones, unsigned page_size);
+uint64_t host_pcp_burst_bytes(const PcpZone *zones, size_t n_zones, unsigned page_size, int scale_max);

@@ -4,88 +4,8 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "act-sysctl.h"
 #include "knob.h"
-#include "log.h"
 #include "macro.h"
-#include "probe-kernel.h"
-#include "snapshot.h"
-
-/* ---- vm.percpu_pagelist_high_fraction: solved from a pcp high goal ---- */
-
-/* The fraction that meets the goal on this host's zones (pcp_solve_goal()); bulk_free_p99 goals also get
- * the prediction behind the choice. */
-static void pcp_high_solve(const KnobSolveInput *in, const KnobSetting *setting, KnobDecision *d) {
-        const Snapshot *snap = in->snap;
-        int f = 0;
-
-        d->goal = setting->goal;
-        if (!snap || snap->n_pcp_zones == 0) {
-                d->solve_error = -ENODATA;
-                return;
-        }
-        bool batched = kernel_batched_free_path(&snap->topo.kernel);
-        if (d->goal.kind == PCP_GOAL_BULK_FREE_P99) {
-                d->goal.ns_per_page = in->ns_per_page;
-                d->goal.batched = batched;
-                d->ns_per_page = d->goal.ns_per_page;
-        }
-        d->solve_error = pcp_solve_goal(snap->regime, snap->pcp_zones, snap->n_pcp_zones, snap->topo.page_size,
-                                        &d->goal, &f);
-        if (d->solve_error >= 0 || d->solve_error == -ERANGE)
-                d->value = f;
-        if (d->goal.kind == PCP_GOAL_BULK_FREE_P99 && d->ns_per_page > 0 &&
-            (d->solve_error >= 0 || d->solve_error == -ERANGE) &&
-            pcp_bulk_free_pages_host(snap->regime, snap->pcp_zones, snap->n_pcp_zones, snap->topo.page_size, f,
-                                     batched, &d->pages) >= 0 &&
-            pcp_bulk_free_pages_host(snap->regime, snap->pcp_zones, snap->n_pcp_zones, snap->topo.page_size, 0,
-                                     batched, &d->default_pages) >= 0)
-                d->predicted_ns = d->ns_per_page * (double) d->pages;
-}
-
-/* minimum: -1 where the kernel has pcptune's contrib patch 0001 (the floor without a per-host fraction to
- * solve again); a kernel without it rejects -1 with EINVAL (percpu_pagelist_high_fraction_sysctl_handler(),
- * mm/page_alloc.c). */
-static bool pcp_high_probe(const KnobDecision *d, const Snapshot *s, int64_t *ret_value) {
-        if (d->goal.kind != PCP_GOAL_MINIMUM || !s || s->regime == PCP_REGIME_LEGACY)
-                return false;
-        *ret_value = PCP_FRACTION_FLOOR;
-        return true;
-}
-
-/* Lower limits: busy CPUs clamp at their next allocation or free; idle ones only decay, 1/8 per vmstat
- * tick (decay_pcp_high(), mm/page_alloc.c 6.7+).  A write to vm.stat_refresh runs one decay step on every
- * CPU now (vmstat_refresh(), mm/vmstat.c). */
-static void pcp_high_after_write(const char *root, int64_t old, int64_t value) {
-        bool lowered = (value == PCP_FRACTION_FLOOR && old != PCP_FRACTION_FLOOR) ||
-                       (value > 0 && (old == 0 || (old > 0 && value > old)));
-        if (!lowered)
-                return;
-        int q = write_file_at(root, "/proc/sys/vm/stat_refresh", "1");
-        if (q < 0 && q != -ENOENT)
-                log_debug_errno(q, "Failed to write vm.stat_refresh: %s", errno_str(q));
-}
-
-static void pcp_high_confirm(const char *root, const KnobDesc *d, int64_t value) {
-        _cleanup_(freep) char *msg = NULL;
-        int q = pcp_confirm(root, (int) value, &msg);
-        if (q == -EBADE)
-                log_warning("%s = %" PRId64 " is set but the pagesets do not show the model's values: %s", d->name,
-                            value, strna(msg));
-        else if (q < 0)
-                log_warning_errno(q, "Failed to confirm %s = %" PRId64 " in zoneinfo: %s", d->name, value,
-                                  errno_str(q));
-        else
-                log_info("Confirmed %s = %" PRId64 ": pagesets match the model on every populated zone", d->name,
-                         value);
-}
-
-/* ---- knobs set to a value a rule gives as it is ---- */
-
-static void knob_value_solve(const KnobSolveInput *in, const KnobSetting *setting, KnobDecision *d) {
-        d->value = setting->value;
-        d->solve_error = 0;
-}
 
 /*
  * Ranges, from the handlers:
@@ -106,13 +26,13 @@ static const KnobDesc knob_table[_KNOB_ID_MAX] = {
                 .policy_key = "pcp.high",
                 .setting = KNOB_SETTING_PCP_GOAL,
                 .needs = "Linux 5.14 or later",
-                .solve = pcp_high_solve,
-                .probe = pcp_high_probe,
+                .probe = KNOB_PROBE_PCP_MINIMUM,
+                .probe_value = PCP_FRACTION_FLOOR,
                 .probe_rejected = "no pcptune contrib patch",
                 .probe_declared = "/.pcptune/fraction-floor",
                 .changes_pagesets = true,
-                .after_write = pcp_high_after_write,
-                .confirm = pcp_high_confirm,
+                .after_write = KNOB_AFTER_STAT_REFRESH_ON_LOWER,
+                .confirm = KNOB_CONFIRM_PAGESETS,
         },
         [KNOB_PCP_FRACTION] = {
                 .id = KNOB_PCP_FRACTION,
@@ -135,7 +55,6 @@ static const KnobDesc knob_table[_KNOB_ID_MAX] = {
                 .setting = KNOB_SETTING_INT,
                 .setting_what = "an integer between 0 and 6 (the range of CONFIG_PCP_BATCH_SCALE_MAX)",
                 .needs = "pcptune's kernel patch (contrib/kernel)",
-                .solve = knob_value_solve,
         },
 };
 

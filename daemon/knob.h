@@ -21,9 +21,10 @@ struct Snapshot;
  *
  * A row with a policy key is a managed knob: policies set it (parsed by the
  * row's setting kind), the evaluation solves the winning rule's setting into
- * a value (solve), the actuator writes it (probe, after_write, confirm),
+ * a value (by the row's setting kind), the actuator writes it (probe, after_write,
+ * confirm),
  * and status, metrics, `pcptunectl resume` and the shadowed-rule check loop
- * over these rows.  A new managed sysctl is a row here plus its solver.
+ * over these rows.  A new managed sysctl is a row here (plus a solver for a new setting kind).
  *
  * The names, one per kind of knob object: KnobId (a row's index), KnobDesc
  * (the row), KnobSetting (what a rule sets), KnobDecision (what the
@@ -75,6 +76,11 @@ typedef struct KnobDecision {
         uint64_t pages;           /* pages per bulk free at the chosen fraction, worst zone */
         double predicted_ns;      /* pages x ns_per_page */
         uint64_t default_pages;   /* the same at the default fraction */
+        /* The evaluation's rulings on a wanted knob (policy-eval.c): whether the snapshot has the knob at
+         * all, and whether the solve gives a value to write (solve_error 0 or -ERANGE, minimum used).
+         * The actuator writes only a knob that is present and usable, and says why not otherwise. */
+        bool absent;
+        bool usable;
 } KnobDecision;
 
 /* What a solver may use besides the rule's setting. */
@@ -82,6 +88,36 @@ typedef struct KnobSolveInput {
         const struct Snapshot *snap;  /* may be NULL */
         double ns_per_page;           /* the bulk-free calibration in use (0: none) */
 } KnobSolveInput;
+
+/*
+ * The table is data: what a row's kind of setting, probe, after-write step and
+ * confirmation are is said here by name; the code for each lives with the layer
+ * that runs it (the solvers with the evaluation, policy-eval.c; the rest with
+ * the writes, act-sysctl.c), so the table includes nothing of theirs.
+ */
+typedef enum KnobProbe {
+        KNOB_PROBE_NONE,
+        KNOB_PROBE_PCP_MINIMUM,   /* a pcp goal solved to the minimum on a non-legacy kernel: try probe_value */
+} KnobProbe;
+
+typedef enum KnobAfterWrite {
+        KNOB_AFTER_NONE,
+        /* a fraction that lowers high (a larger one, or -1): write vm.stat_refresh so idle CPUs decay now */
+        KNOB_AFTER_STAT_REFRESH_ON_LOWER,
+} KnobAfterWrite;
+
+typedef enum KnobConfirm {
+        KNOB_CONFIRM_NONE,
+        KNOB_CONFIRM_PAGESETS,    /* zoneinfo's pagesets hold the model's high and batch (pcp_confirm()) */
+} KnobConfirm;
+
+/* What probing a kernel feature found (a row's probe, the kernel features of probe-kernel.h). */
+typedef enum FeatureState {
+        FEATURE_UNKNOWN,           /* not probed yet ("unknown") */
+        FEATURE_ABSENT,
+        FEATURE_PRESENT,
+        _FEATURE_STATE_MAX,
+} FeatureState;
 
 typedef struct KnobDesc KnobDesc;
 
@@ -103,20 +139,17 @@ struct KnobDesc {
         const char *setting_what; /* KNOB_SETTING_INT: "an integer between 0 and 6 (...)" for parse errors */
         const char *needs;        /* where the knob comes from, said when it is absent and a rule wants it */
         const char *readonly_why; /* a row of the same knob pcptune only reads: why (said once) */
-        /* d->value from d->goal or the rule's setting; sets d->solve_error.  Never NULL for a managed knob. */
-        void (*solve)(const KnobSolveInput *in, const KnobSetting *setting, KnobDecision *d);
         /* A value to try before d->value that the kernel may reject with EINVAL (then d->value is written
-         * and the row is not probed again): true and *ret_value.  NULL: none. */
-        bool (*probe)(const KnobDecision *d, const struct Snapshot *s, int64_t *ret_value);
+         * and the row is not probed again): when (KnobProbe) and which (probe_value). */
+        KnobProbe probe;
+        int64_t probe_value;
         const char *probe_rejected;   /* what an EINVAL means: "no pcptune contrib patch" */
         /* A root other than "/" (fixtures, test trees) cannot reject a value: this file below it holding 1
          * declares that the probe's value is taken, anything else (or no file) that it is not. */
         const char *probe_declared;
         bool changes_pagesets;    /* a write makes the kernel recompute the pcp pagesets */
-        /* After a write of value over old (root: the tree written).  NULL: nothing. */
-        void (*after_write)(const char *root, int64_t old, int64_t value);
-        /* Check and log that the kernel applied value.  NULL: the knob_apply() read-back is all. */
-        void (*confirm)(const char *root, const KnobDesc *d, int64_t value);
+        KnobAfterWrite after_write; /* what follows a write (act-sysctl.c, knob_after_write()) */
+        KnobConfirm confirm;      /* how the write is confirmed beyond knob_apply()'s read-back (knob_confirm()) */
 };
 
 /* The row of a knob.  id must be valid. */

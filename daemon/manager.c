@@ -11,6 +11,7 @@
 #include <systemd/sd-event.h>
 
 #include "actuator.h"
+#include "cycle.h"
 #include "export-prom.h"
 #include "knob-lock.h"
 #include "model-percpu.h"
@@ -27,6 +28,7 @@
 #include "report.h"
 #include "sampler.h"
 #include "snapshot.h"
+#include "source-table.h"
 #include "sampler-bulkfree.h"
 #include "triggers.h"
 
@@ -144,8 +146,8 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
         m->check_owner = cfg->check_owner;
         m->report = cfg->report ?: stdout;
         r = actuator_new(&(ActuatorConfig){ .root = m->root, .state_dir = m->state_dir, .dry_run = m->dry_run,
-                                            .once = m->once, .eval = m->eval, .probes = sampler_probes(m->sampler),
-                                            .counters = &m->counters },
+                                            .once = m->once, .counters = &m->counters,
+                                            .observe = snapshot_take_sources },
                          &m->act);
         if (r < 0)
                 return r;
@@ -443,11 +445,12 @@ static void manager_write_status(Manager *m, const ReportInput *in) {
 
 static int manager_report(Manager *m, const ReportInput *in);
 
-/* One sample: sources -> snapshot -> evaluation -> decision -> actuators.  cheap: reuse costly sources. */
+/* One sample: sources -> snapshot -> evaluation -> decision -> actuators, one cycle (cycle.h).  cheap: reuse
+ * costly sources. */
 static int manager_sample_full(Manager *m, bool cheap) {
+        _cleanup_(cycle_done) Cycle c = { 0 };
+        _cleanup_(act_report_done) ActReport rep = { 0 };
         _cleanup_(snapshot_freep) Snapshot *s = NULL;
-        _cleanup_(decision_done) Decision decision = { 0 };
-        MetricValues mv;
         usec_t cpu0 = now_usec(CLOCK_THREAD_CPUTIME_ID), wall0 = now_usec(CLOCK_MONOTONIC), now;
         int r;
 
@@ -460,58 +463,51 @@ static int manager_sample_full(Manager *m, bool cheap) {
                                        snapshot_error_format(m->root, &serr, r, ebuf, sizeof ebuf),
                                        m->once ? "" : ", will retry");
         }
-        metrics_from_snapshot(s, &mv);
+        cycle_observe(&c, TAKE_PTR(s));
         now = now_usec(CLOCK_MONOTONIC);
         if (m->triggers)
-                triggers_sample(m->triggers, m->policies, &s->topo.kernel, &mv, now, cheap);
+                triggers_sample(m->triggers, m->policies, &c.snap->topo.kernel, &c.mv, now, cheap);
         else
-                metric_set_unavailable(&mv, METRIC_PROC_EXIT_RATE,
+                metric_set_unavailable(&c.mv, METRIC_PROC_EXIT_RATE,
                                        "counted by a running pcptuned only: --once does not listen to exits");
-        actuator_probe_reclaim_args(m->act, s, m->policies);
+        actuator_probe_reclaim_args(m->act, c.snap, m->policies);
         BulkFreeView bulk;
-        bulk_sampler_view(m->bulk, now, &bulk, &mv);
+        bulk_sampler_view(m->bulk, now, &bulk, &c.mv);
 
-        sampler_probe_kernel(m->sampler, s, actuator_probe_state(m->act, KNOB_PCP_HIGH_FRACTION),
-                             actuator_watch(m->act));
-        r = policy_eval(m->policies, s, &mv, m->eval, now, &decision);
+        ActLearned learned;
+        actuator_learned(m->act, &learned);
+        cycle_probe(&c, m->root, sampler_declared(m->sampler), &learned);
+        r = cycle_evaluate(&c, m->policies, m->eval, now);
         if (r < 0)
                 return log_error_errno(r, "Failed to evaluate policies: %s", errno_str(r));
-        manager_log_rules(m, &decision, &mv);
-        triggers_set_decision(m->triggers, &decision);
-        MemcgCost cost;
-        sampler_memcg_cost(m->sampler, s, &cost);
-        actuator_set_memcg_cost(m->act, &cost);
+        manager_log_rules(m, &c.decision, &c.mv);
+        triggers_set_decision(m->triggers, &c.decision);
+        sampler_memcg_cost(m->sampler, c.snap, &c.cost);
+        c.has_cost = true;
+        actuator_set_memcg_cost(m->act, &c.cost);
         actuator_set_calibration_note(m->act, bulk_sampler_why(m->bulk));
-        _cleanup_(snapshot_freep) Snapshot *after = NULL;
-        int64_t knob_before = s->has_knob ? s->knob.value : 0;
-        if (actuator_act(m->act, s, &decision) & ACT_PAGESETS_CHANGED) {
-                /* The report and STATUS= show what the knob holds now, and the next sample reads
-                 * zoneinfo again: the pagesets just changed.  --once prints its one report from a
-                 * fresh read, so that its pagesets are those after the write. */
+        Snapshot *after = NULL;
+        if (actuator_act(m->act, c.snap, &c.decision, &rep) & ACT_PAGESETS_CHANGED) {
+                /* The next sample reads zoneinfo again: the pagesets just changed.  --once prints its one
+                 * report from a fresh read, so that its pagesets are those after the write. */
                 if (m->once && snapshot_take(m->root, &after) < 0)
                         after = NULL;
-                /* The actuator read the knobs back after its write. */
-                const KnobState *k = s->has_knob ? &actuator_knobs(m->act)[s->knob.desc->id] : NULL;
-                if (!after && k && k->present)
-                        s->knob.value = s->knobs[s->knob.desc->id].value = k->value;
                 sampler_pagesets_changed(m->sampler);
         }
-        const Snapshot *shown = after ?: s;
-        bulk_sampler_goal_track(m->bulk, &decision, shown, now);
+        cycle_fold(&c, &rep, m->eval, after);
+        bulk_sampler_goal_track(m->bulk, &c.decision, cycle_shown(&c), now);
 
         m->counters.samples++;
         m->last_sample_cpu_usec = now_usec(CLOCK_THREAD_CPUTIME_ID) - cpu0;
         m->counters.sample_cpu_usec += m->last_sample_cpu_usec;
 
-        /* The probes again: writing -1 may have just told whether the kernel takes it. */
-        FeatureState floor = actuator_probe_state(m->act, KNOB_PCP_HIGH_FRACTION);
-        if (floor != FEATURE_UNKNOWN && sampler_features(m->sampler)->fraction_floor != floor)
-                sampler_probe_kernel(m->sampler, s, floor, actuator_watch(m->act));
-        ReportInput in = { .snap = shown, .mv = &mv, .set = m->policies, .decision = &decision,
-                           .knobs = actuator_knobs(m->act), .features = sampler_features(m->sampler), .probes = sampler_probes(m->sampler),
-                           .memcg_cost = &cost, .bulk_free = &bulk, .dry_run = m->dry_run, .once = m->once,
-                           .acted = after && after->has_knob && after->knob.value != knob_before,
-                           .acted_from = knob_before };
+        ReportInput in;
+        cycle_report_input(&c, &in);
+        in.set = m->policies;
+        in.knobs = actuator_knobs(m->act);
+        in.bulk_free = &bulk;
+        in.dry_run = m->dry_run;
+        in.once = m->once;
         r = manager_report(m, &in);
         if (r < 0)
                 return r;
@@ -519,9 +515,9 @@ static int manager_sample_full(Manager *m, bool cheap) {
         m->counters.last_sample_realtime_usec = now_usec(CLOCK_REALTIME);
         manager_write_metrics(m, &in);
         log_debug("Sample %" PRIu64 " took %" PRIu64 " us of CPU%s%s%s", m->counters.samples, m->last_sample_cpu_usec,
-                  cheap ? " (cheap)" : "", s->zoneinfo_reused ? ", zoneinfo reused" : "",
-                  s->memcg_reused ? ", memcg counts reused" : "");
-        sampler_keep(m->sampler, TAKE_PTR(s));
+                  cheap ? " (cheap)" : "", c.snap->zoneinfo_reused ? ", zoneinfo reused" : "",
+                  c.snap->memcg_reused ? ", memcg counts reused" : "");
+        sampler_keep(m->sampler, TAKE_PTR(c.snap));
         return 0;
 }
 

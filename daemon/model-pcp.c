@@ -246,7 +246,7 @@ static uint64_t goal_zone_cap(const PcpGoal *g, int batch, unsigned page_size) {
                 uint64_t pages = p >= 1e18 ? UINT64_MAX : (uint64_t) p;
                 if ((uint64_t) batch > pages)
                         return 0; /* not even the floor */
-                if (g->batched || ((uint64_t) batch << PCP_BATCH_SCALE_MAX_DEFAULT) <= pages)
+                if (g->batched || ((uint64_t) batch << pcp_goal_scale_max(g)) <= pages)
                         return UINT64_MAX;
                 return add_sat(pages, (uint64_t) batch);
         }
@@ -447,8 +447,12 @@ int pcp_solve_goal(PcpRegime regime, const PcpZone *zones, size_t n, unsigned pa
         return 0;
 }
 
+int pcp_batch_scale_max(bool present, int64_t value) {
+        return present && value >= 0 && value <= 6 ? (int) value : PCP_BATCH_SCALE_MAX_DEFAULT;
+}
+
 int pcp_bulk_free_pages_host(PcpRegime regime, const PcpZone *zones, size_t n, unsigned page_size, int fraction,
-                             bool batched, uint64_t *ret_pages) {
+                             bool batched, int scale_max, uint64_t *ret_pages) {
         uint64_t worst = 0;
         int r = check_zones(regime, zones, n, page_size);
         if (r < 0)
@@ -461,7 +465,7 @@ int pcp_bulk_free_pages_host(PcpRegime regime, const PcpZone *zones, size_t n, u
                 r = pcp_model_zone(regime, &zones[i].in, page_size, fraction, &st);
                 if (r < 0)
                         return r;
-                worst = MAX(worst, (uint64_t) pcp_bulk_free_max_pages(&st, PCP_BATCH_SCALE_MAX_DEFAULT, batched));
+                worst = MAX(worst, (uint64_t) pcp_bulk_free_max_pages(&st, scale_max, batched));
         }
         *ret_pages = worst;
         return 0;

@@ -118,10 +118,28 @@ typedef struct PcpGoal {
         double ns_per_page;        /* BULK_FREE_P99: this host's calibration (> 0), set before solving */
         bool batched;              /* BULK_FREE_P99: the kernel frees past high in steps of batch
                                     * (kernel_batched_free_path()), set before solving */
+        bool has_scale_max;        /* BULK_FREE_P99: scale_max holds the host's pcp_batch_scale_max(), set */
+        int scale_max;             /* before solving; without it, the build default */
 } PcpGoal;
 
 /* CONFIG_PCP_BATCH_SCALE_MAX of Debian's kernels and mainline's default (mm/Kconfig, 6.7+; 6.1.y backport). */
 #define PCP_BATCH_SCALE_MAX_DEFAULT 5
+
+/*
+ * The effective batch scale: how far past batch one bulk free may go (batch <<
+ * scale pages, nr_pcp_free() and free_pcppages_bulk() callers, mm/page_alloc.c
+ * 6.7+).  The kernel takes CONFIG_PCP_BATCH_SCALE_MAX, which pcptune's contrib
+ * patch 0002 turns into the sysctl vm.pcp_batch_scale_max (0..6) read at each
+ * free: present (read below the root) and its value, else the build default
+ * PCP_BATCH_SCALE_MAX_DEFAULT.  The one definition every figure uses
+ * (snapshot_batch_scale_max() for a snapshot).
+ */
+int pcp_batch_scale_max(bool present, int64_t value);
+
+/* The goal's batch scale: scale_max when set, else the build default. */
+static inline int pcp_goal_scale_max(const PcpGoal *g) {
+        return g->has_scale_max ? g->scale_max : PCP_BATCH_SCALE_MAX_DEFAULT;
+}
 
 
 
@@ -138,7 +156,7 @@ typedef struct PcpZone {
  * the worst zone decides the host's p99).  0 or -EINVAL / -EOPNOTSUPP (LEGACY).
  */
 int pcp_bulk_free_pages_host(PcpRegime regime, const PcpZone *zones, size_t n, unsigned page_size, int fraction,
-                             bool batched, uint64_t *ret_pages);
+                             bool batched, int scale_max, uint64_t *ret_pages);
 
 /*
  * Solve a goal for a host (pcptune.policy(5), `pcp:`): if the default (0) meets the cap the

@@ -35,7 +35,7 @@ static void hold_add(const PlanHost *h, HoldPlan *p, int fraction, const char *l
                 }
         if (p->n >= HOLD_MAX_ROWS ||
             pcp_bulk_free_pages_host(h->regime, h->zones, h->n_zones, h->page_size, fraction,
-                                     kernel_batched_free_path(&h->kernel), &pages) < 0 ||
+                                     kernel_batched_free_path(&h->kernel), h->batch_scale_max, &pages) < 0 ||
             plan_host_total_max(h, fraction, &bytes) < 0)
                 return;
         p->rows[p->n++] = (HoldRow){ .fraction = fraction, .label = label, .pages = pages, .max_bytes = bytes };
@@ -71,7 +71,7 @@ static void hold_plan(const PlanHost *h, const PlanOptions *o, HoldPlan *p) {
                 hold_add(h, p, o->fractions[i], NULL);
         if (o && o->latency_ns > 0 && o->ns_per_page > 0) {
                 PcpGoal g = { PCP_GOAL_BULK_FREE_P99, o->latency_ns, o->ns_per_page,
-                              kernel_batched_free_path(&h->kernel) };
+                              kernel_batched_free_path(&h->kernel), true, h->batch_scale_max };
                 p->latency_error = pcp_solve_goal(h->regime, h->zones, h->n_zones, h->page_size, &g, &f);
                 if (p->latency_error >= 0 || p->latency_error == -ERANGE) {
                         p->latency_fraction = f;
@@ -165,7 +165,8 @@ json_object *plan_holds_to_json(const PlanHost *h, const PlanOptions *o) {
                 if (k > 0 && p.latency_fraction >= 0) {
                         uint64_t pg = 0;
                         (void) pcp_bulk_free_pages_host(h->regime, h->zones, h->n_zones, h->page_size,
-                                                        p.latency_fraction, kernel_batched_free_path(&h->kernel), &pg);
+                                                        p.latency_fraction, kernel_batched_free_path(&h->kernel),
+                                                        h->batch_scale_max, &pg);
                         json_object_object_add(b, "latency_p99_seconds",
                                                json_object_new_double(calibration_predict_ns(k, pg) / 1e9));
                 }

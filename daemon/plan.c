@@ -50,8 +50,9 @@ int plan_host_from_snapshot(const Snapshot *s, const char *label, PlanHost *ret)
         h.n_zones = s->n_pcp_zones;
         h.nodes = count_nodes(&h, s->topo.node_cpus, s->topo.n_nodes);
         h.has_fraction = s->has_knob;
-        h.legacy = s->has_knob && !s->knob.writable;
-        h.fraction = s->has_knob ? (int) s->knob.value : 0;
+        h.legacy = s->has_knob && !snapshot_pcp_writable(s);
+        h.fraction = s->has_knob ? (int) snapshot_pcp_value(s) : 0;
+        h.batch_scale_max = snapshot_batch_scale_max(s);
         kernel_probes_run(&(ProbeInput){ .snap = s, .kernel = s->topo.kernel }, &h.probes);
         *ret = h;
         return 0;
@@ -79,6 +80,7 @@ int plan_host_from_shape(const HostShape *shape, PlanHost *ret) {
         }
         h.kernel = shape->kernel;
         h.regime = pcp_regime_from_version(&shape->kernel);
+        h.batch_scale_max = pcp_batch_scale_max(false, 0);
         h.page_size = shape->page_size;
         h.online_cpus = shape->cpus;
         h.possible_cpus = shape->possible_cpus ?: shape->cpus;
@@ -128,7 +130,7 @@ int plan_host_total_max(const PlanHost *h, int fraction, uint64_t *ret) {
 
 /* Transient overshoot above high during burst frees: host_pcp_burst_bytes(). */
 static uint64_t host_burst_bytes(const PlanHost *h) {
-        return host_pcp_burst_bytes(h->zones, h->n_zones, h->page_size);
+        return host_pcp_burst_bytes(h->zones, h->n_zones, h->page_size, h->batch_scale_max);
 }
 
 static void host_metrics(const PlanHost *h, MetricValues *mv) {
@@ -168,8 +170,7 @@ static const char *regime_explained(const char *regime) {
 /* CONFIG_PCP_BATCH_SCALE_MAX as the kernel has it: the contrib sysctl's value as the snapshot read it (by its
  * knob table row), else the build default (a shape, a kernel without the sysctl). */
 static int host_batch_scale_max(const PlanHost *h) {
-        int64_t v;
-        return snapshot_knob_value(h->snap, KNOB_PCP_BATCH_SCALE_MAX, &v) >= 0 ? (int) v : PCP_BATCH_SCALE_MAX_DEFAULT;
+        return h->batch_scale_max;
 }
 
 /* ---- The model: plan_to_json() builds it, one function per section. ---- */
@@ -264,6 +265,8 @@ static json_object *plan_json_policies(const PlanHost *h, const PlanOptions *o) 
                                 continue;
                         goal.ns_per_page = o->ns_per_page;
                         goal.batched = kernel_batched_free_path(&h->kernel);
+                        goal.has_scale_max = true;
+                        goal.scale_max = h->batch_scale_max;
                         q = pcp_solve_goal(h->regime, h->zones, h->n_zones, h->page_size, &goal, &frac);
                         e = json_object_new_object();
                         json_object_object_add(e, "policy", json_object_new_string(p->name));

@@ -38,6 +38,7 @@ typedef struct PlanHost {
         bool has_fraction;          /* the host has a pcp sysctl */
         bool legacy;                /* vm.percpu_pagelist_fraction (< 5.14) */
         int fraction;               /* its current value (0 for a shape) */
+        int batch_scale_max;        /* snapshot_batch_scale_max(); a shape: the build default */
         KernelFeatures features;    /* pcptune's contrib kernel mechanisms (snapshots: probed) */
         bool has_features;
         PercpuStatsView pstats;     /* percpu_stats of a snapshot or, where cheap, the live host */

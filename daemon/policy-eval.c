@@ -205,6 +205,60 @@ bool host_match_explain(const HostMatch *h, const MetricValues *mv, char *buf, s
         return false;
 }
 
+/* KNOB_SETTING_PCP_GOAL: the fraction that meets the goal on this host's zones (pcp_solve_goal()); bulk_free_p99 goals also get
+ * the prediction behind the choice. */
+static void pcp_high_solve(const KnobSolveInput *in, const KnobSetting *setting, KnobDecision *d) {
+        const Snapshot *snap = in->snap;
+        int f = 0;
+
+        d->goal = setting->goal;
+        if (!snap || snap->n_pcp_zones == 0) {
+                d->solve_error = -ENODATA;
+                return;
+        }
+        bool batched = kernel_batched_free_path(&snap->topo.kernel);
+        if (d->goal.kind == PCP_GOAL_BULK_FREE_P99) {
+                d->goal.ns_per_page = in->ns_per_page;
+                d->goal.batched = batched;
+                d->goal.has_scale_max = true;
+                d->goal.scale_max = snapshot_batch_scale_max(snap);
+                d->ns_per_page = d->goal.ns_per_page;
+        }
+        d->solve_error = pcp_solve_goal(snap->regime, snap->pcp_zones, snap->n_pcp_zones, snap->topo.page_size,
+                                        &d->goal, &f);
+        if (d->solve_error >= 0 || d->solve_error == -ERANGE)
+                d->value = f;
+        if (d->goal.kind == PCP_GOAL_BULK_FREE_P99 && d->ns_per_page > 0 &&
+            (d->solve_error >= 0 || d->solve_error == -ERANGE) &&
+            pcp_bulk_free_pages_host(snap->regime, snap->pcp_zones, snap->n_pcp_zones, snap->topo.page_size, f,
+                                     batched, d->goal.scale_max, &d->pages) >= 0 &&
+            pcp_bulk_free_pages_host(snap->regime, snap->pcp_zones, snap->n_pcp_zones, snap->topo.page_size, 0,
+                                     batched, d->goal.scale_max, &d->default_pages) >= 0)
+                d->predicted_ns = d->ns_per_page * (double) d->pages;
+}
+
+/* KNOB_SETTING_INT: the value as the rule gives it. */
+static void knob_value_solve(const KnobSolveInput *in, const KnobSetting *setting, KnobDecision *d) {
+        d->value = setting->value;
+        d->solve_error = 0;
+}
+
+
+/* The solver of a row's setting kind (knob.h): d->value from d->goal or the rule's setting, and d->solve_error. */
+static void knob_solve(const KnobDesc *desc, const KnobSolveInput *in, const KnobSetting *setting, KnobDecision *d) {
+        switch (desc->setting) {
+        case KNOB_SETTING_PCP_GOAL:
+                pcp_high_solve(in, setting, d);
+                break;
+        case KNOB_SETTING_INT:
+                knob_value_solve(in, setting, d);
+                break;
+        default:
+                d->solve_error = -EOPNOTSUPP;
+                break;
+        }
+}
+
 /* Collect the comparisons below e with the `for` that governs each (its own or the nearest enclosing one). */
 static void terms_collect(const Expr *e, const Expr *for_node, const MetricValues *mv, usec_t now,
                           const ConditionState *cs, RuleStatus *st) {
@@ -367,8 +421,12 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
         KnobSolveInput in = { .snap = snap, .ns_per_page = state ? state->ns_per_page : 0 };
         for (KnobId id = 0; id < _KNOB_ID_MAX; id++) {
                 KnobDecision *d = &decision.knobs[id];
-                if (d->wanted)
-                        knob_desc(id)->solve(&in, &d->rule->knobs[id], d);
+                int64_t v;
+                if (!d->wanted)
+                        continue;
+                knob_solve(knob_desc(id), &in, &d->rule->knobs[id], d);
+                d->absent = !snap || snapshot_knob_value(snap, id, &v) < 0;
+                d->usable = d->solve_error >= 0 || d->solve_error == -ERANGE;
         }
 
         *ret = decision;
@@ -410,4 +468,14 @@ bool policy_set_has_action(const PolicySet *s, ActionKind kind) {
                         if (s->policies[i]->rules[k].action.kind == kind)
                                 return true;
         return false;
+}
+
+void decision_rule_on_kernel(Decision *d, const KernelProbes *probes) {
+        const ProbeResult *rp = probes ? kernel_probes_find(probes, PROBE_REPARENTING) : NULL;
+
+        if (!rp || rp->answer != PROBE_YES)
+                return;
+        for (size_t i = 0; i < d->n_actions; i++)
+                if (d->actions[i].action && d->actions[i].action->kind == ACTION_RECLAIM_DYING)
+                        d->actions[i].inactive_why = rp->evidence;
 }

@@ -89,6 +89,9 @@ typedef struct DecidedAction {
         const Rule *rule;
         const Action *action;     /* NULL for a pageset repair */
         bool repair_pagesets;
+        /* The evaluation's ruling that the action must not run on this kernel (decision_rule_on_kernel()),
+         * with why (points into the probes ruled on); NULL: it may run. */
+        const char *inactive_why;
 } DecidedAction;
 
 /* Cooldowns when a rule gives none: a repair that did not help must not loop every sample. */
@@ -114,6 +117,17 @@ int policy_eval(const PolicySet *set, const Snapshot *snap, const MetricValues *
                 Decision *ret);
 
 void decision_done(Decision *p);
+
+struct KernelProbes;
+
+/*
+ * The rulings that rest on what the kernel is (probe-kernel.h), after
+ * policy_eval(): a reclaim-dying action is inactive on a kernel that
+ * reparents LRU folios when a memcg goes offline (PROBE_REPARENTING answers
+ * yes): reclaim frees dying memcgs by uncharging the page cache that pins
+ * them, and such a kernel leaves none.  probes may be NULL (no ruling).
+ */
+void decision_rule_on_kernel(Decision *d, const struct KernelProbes *probes);
 
 /* Record that the rule's action ran at time now (starts its cooldown). */
 void eval_state_action_done(EvalState *state, const Policy *p, const Rule *r, usec_t now);

@@ -1411,13 +1411,10 @@ static int parse_percpu_depopulate(Parser *p, Action *a) {
         return r < 0 ? r : -EINVAL;
 }
 
-static const struct {
-        const char *name;
-        ActionKind kind;
-        int (*parse)(Parser *p, Action *a);
-} action_table[] = {
-        { "reclaim-dying", ACTION_RECLAIM_DYING, parse_reclaim_dying },
-        { "percpu-depopulate", ACTION_PERCPU_DEPOPULATE, parse_percpu_depopulate },
+/* The options parser of each row of the action table (action.h). */
+static int (*const action_parsers[_ACTION_KIND_MAX])(Parser *p, Action *a) = {
+        [ACTION_RECLAIM_DYING] = parse_reclaim_dying,
+        [ACTION_PERCPU_DEPOPULATE] = parse_percpu_depopulate,
 };
 
 /* A mapping with exactly one key, the action's name, whose value holds its options. */
@@ -1435,9 +1432,9 @@ static int parse_action(Parser *p, void *dest) {
                 char hint[160] = "";
                 if (p->event.type == YAML_SCALAR_EVENT) {
                         const char *v = scalar_value(p), *name = NULL;
-                        for (size_t i = 0; i < ELEMENTSOF(action_table) && !name; i++)
-                                if (edit_distance(v, action_table[i].name) <= 2)
-                                        name = action_table[i].name;
+                        for (ActionKind k = ACTION_NONE + 1; k < _ACTION_KIND_MAX && !name; k++)
+                                if (edit_distance(v, action_desc(k)->name) <= 2)
+                                        name = action_desc(k)->name;
                         if (name)
                                 snprintf(hint, sizeof hint, streq(v, name) ? "; an action is a mapping: {%s: {OPTIONS}} "
                                                                              "(pcptune.policy(5))"
@@ -1445,8 +1442,9 @@ static int parse_action(Parser *p, void *dest) {
                                                                              "(pcptune.policy(5))",
                                          name);
                 }
-                parser_error(p, &start, "expected an action (a mapping with reclaim-dying or percpu-depopulate), found %s%s",
-                             event_describe(p, buf, sizeof(buf)), hint);
+                char names[128];
+                parser_error(p, &start, "expected an action (a mapping with %s), found %s%s",
+                             action_names(names, sizeof names), event_describe(p, buf, sizeof(buf)), hint);
                 r = parser_skip_node(p);
                 return r < 0 ? r : -EINVAL;
         }
@@ -1455,28 +1453,27 @@ static int parse_action(Parser *p, void *dest) {
                 return r;
         while (p->event.type != YAML_MAPPING_END_EVENT) {
                 yaml_mark_t key = p->event.start_mark;
-                size_t i = ELEMENTSOF(action_table);
-
-                if (p->event.type == YAML_SCALAR_EVENT)
-                        for (i = 0; i < ELEMENTSOF(action_table); i++)
-                                if (streq(scalar_value(p), action_table[i].name))
-                                        break;
+                const ActionDesc *ad = p->event.type == YAML_SCALAR_EVENT ? action_desc_by_name(scalar_value(p)) : NULL;
+                char names[128];
                 if (n++ > 0) {
                         parser_error(p, &key, "expected exactly one action, found a second one %s",
                                      event_describe(p, buf, sizeof(buf)));
-                } else if (i >= ELEMENTSOF(action_table)) {
-                        static const char *const names[] = { "reclaim-dying", "percpu-depopulate" };
+                } else if (!ad) {
+                        const char *words[_ACTION_KIND_MAX];
+                        size_t n_words = 0;
                         char hint[64] = "";
+                        for (ActionKind k = ACTION_NONE + 1; k < _ACTION_KIND_MAX; k++)
+                                words[n_words++] = action_desc(k)->name;
                         if (p->event.type == YAML_SCALAR_EVENT)
-                                word_hint(scalar_value(p), names, ELEMENTSOF(names), hint, sizeof hint);
-                        parser_error(p, &key, "expected an action (reclaim-dying or percpu-depopulate), found %s%s%s",
+                                word_hint(scalar_value(p), words, n_words, hint, sizeof hint);
+                        parser_error(p, &key, "expected an action (%s), found %s%s%s", action_names(names, sizeof names),
                                      p->event.type == YAML_SCALAR_EVENT ? "unknown action " : "",
                                      event_describe(p, buf, sizeof(buf)), hint);
                 } else {
-                        a->kind = action_table[i].kind;
+                        a->kind = ad->kind;
                         if ((r = parser_next(p)) < 0)
                                 return r;
-                        r = action_table[i].parse(p, a);
+                        r = action_parsers[ad->kind](p, a);
                         if (r == -ENOMEM || p->fatal)
                                 return r < 0 ? r : -EINVAL;
                         continue;
@@ -1484,8 +1481,11 @@ static int parse_action(Parser *p, void *dest) {
                 if ((r = parser_skip_node(p)) < 0 || (r = parser_skip_node(p)) < 0)
                         return r;
         }
-        if (n == 0)
-                parser_error(p, &start, "expected one action (reclaim-dying or percpu-depopulate), found an empty mapping");
+        if (n == 0) {
+                char names[128];
+                parser_error(p, &start, "expected one action (%s), found an empty mapping",
+                             action_names(names, sizeof names));
+        }
         r = parser_next(p);
         if (r < 0)
                 return r;

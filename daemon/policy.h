@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "action.h"
 #include "knob.h"
 #include "metrics.h"
 #include "model-pcp.h"
@@ -178,14 +179,6 @@ typedef struct HostMatch {
         } *cmps;
         size_t n_cmps;
 } HostMatch;
-
-typedef enum ActionKind {
-        ACTION_NONE,
-        ACTION_RECLAIM_DYING,
-        ACTION_PERCPU_DEPOPULATE,
-        _ACTION_KIND_MAX,
-        _ACTION_KIND_INVALID = -EINVAL,
-} ActionKind;
 
 /*
  * reclaim-dying: reclaim the memory-cgroup subtrees that hold dying memcgs.

@@ -144,7 +144,7 @@ static void probe_pcp_autotune(const ProbeInput *in, ProbeResult *r) {
                 set_text(r->evidence, "zoneinfo prints no high_min/high_max, but %u of %u pagesets hold a high other "
                                       "than the fixed one zone_highsize() gives at fraction %" PRId64 ": auto-tuned "
                                       "(kernel %s)",
-                         s->regime_cpus_dynamic, s->regime_cpus_compared, s->knob.value, v);
+                         s->regime_cpus_dynamic, s->regime_cpus_compared, snapshot_pcp_value(s), v);
                 break;
         default:
                 if (s && s->regime_cpus_compared > 0)
@@ -205,7 +205,7 @@ static void probe_batched_frees(const ProbeInput *in, ProbeResult *r) {
         const KnobDesc *scale_knob = knob_desc(KNOB_PCP_BATCH_SCALE_MAX);
         int64_t scale_value;
         bool scale_read = snapshot_knob_value(in->snap, scale_knob->id, &scale_value) >= 0;
-        int scale = scale_read ? (int) scale_value : PCP_BATCH_SCALE_MAX_DEFAULT;
+        int scale = pcp_batch_scale_max(scale_read, scale_value);
         char vt[32];
 
         version_text(v, vt, sizeof vt);

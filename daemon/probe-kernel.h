@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "act-sysctl.h"
+#include "knob.h"
 #include "snapshot.h"
 
 /*

@@ -4,6 +4,7 @@
 
 #include "log.h"
 #include "repair.h"
+#include "source-table.h"
 
 static const char *const pageset_field_table[_PAGESET_FIELD_MAX] = {
         [PAGESET_BATCH] = "batch",
@@ -50,7 +51,7 @@ int pageset_check(const Snapshot *s, PagesetCheck *ret) {
 
         if (!s->has_knob)
                 return -ENODATA;
-        c.fraction = (int) s->knob.value;
+        c.fraction = (int) snapshot_pcp_value(s);
         c.batch_only = !s->zoneinfo.has_high_min_max && s->regime == PCP_REGIME_AUTOTUNE;
 
         for (size_t i = 0, k = 0; i < s->zoneinfo.n_zones; i++) {
@@ -100,10 +101,10 @@ int pageset_repair(const char *root, Journal *j, int64_t wanted, PagesetCheck *r
         r = snapshot_take(root, &s);
         if (r < 0)
                 return r;
-        if (!s->has_knob || !s->knob.desc || !s->knob.desc->writable)
+        if (!snapshot_pcp_writable(s))
                 return -EOPNOTSUPP;
-        d = s->knob.desc;
-        current = s->knob.value;
+        d = snapshot_pcp_desc(s);
+        current = snapshot_pcp_value(s);
         /* A fraction no value in use can equal: the pagesets shrink to the floor for a moment. */
         large = current == INT_MAX || wanted == INT_MAX ? INT_MAX - 1 : INT_MAX;
 

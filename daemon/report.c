@@ -53,7 +53,7 @@ static void zone_view(const ReportInput *in, const Zone *z, const PcpZone *pz, Z
         }
         if (!s->zoneinfo.has_high_min_max && s->regime == PCP_REGIME_AUTOTUNE && s->has_knob) {
                 PcpSetting set;
-                if (pcp_model_zone(s->regime, &pz->in, s->topo.page_size, (int) s->knob.value, &set) >= 0) {
+                if (pcp_model_zone(s->regime, &pz->in, s->topo.page_size, (int) snapshot_pcp_value(s), &set) >= 0) {
                         v->high_min = (Range){ set.high_min, set.high_min };
                         v->high_max = (Range){ set.high_max, set.high_max };
                         v->modelled = true;
@@ -226,7 +226,7 @@ static const KnobDecision *pcp_decision(const Decision *d) {
 const char *report_knob_state(const ReportInput *in) {
         if (!in->snap->has_knob)
                 return "absent";
-        if (!in->snap->knob.writable)
+        if (!snapshot_pcp_writable(in->snap))
                 return "read-only";
         if (pcp_state(in) && pcp_state(in)->admin_override)
                 return "changed by an administrator";
@@ -239,15 +239,15 @@ static bool decision_changes(const ReportInput *in, int64_t *ret_target) {
         const Snapshot *s = in->snap;
         const Decision *p = in->decision;
 
-        if (!p || !s->has_knob || !s->knob.writable)
+        if (!p || !s->has_knob || !snapshot_pcp_writable(s))
                 return false;
         if (pcp_decision(p)->wanted && (pcp_decision(p)->solve_error >= 0 || pcp_decision(p)->solve_error == -ERANGE)) {
                 *ret_target = pcp_decision(p)->value;
-                return *ret_target != s->knob.value;
+                return *ret_target != snapshot_pcp_value(s);
         }
         if (!pcp_decision(p)->wanted && pcp_state(in) && pcp_state(in)->managed) {
                 *ret_target = pcp_state(in)->original;
-                return *ret_target != s->knob.value;
+                return *ret_target != snapshot_pcp_value(s);
         }
         return false;
 }
@@ -268,35 +268,35 @@ static const char *decision_reason(const ReportInput *in, char *buf, size_t size
                          in->n_policy_errors, in->n_policy_errors == 1 ? "" : "s");
         else if (!s->has_knob)
                 snprintf(buf, size, "no pcp sysctl on this kernel: nothing to change");
-        else if (!s->knob.writable)
+        else if (!snapshot_pcp_writable(s))
                 snprintf(buf, size, "%s = %" PRId64 " is read-only for pcptune on kernels before 5.14 "
-                                    "(a small value gives every CPU managed/F pages)", s->knob.name, s->knob.value);
+                                    "(a small value gives every CPU managed/F pages)", snapshot_pcp_name(s), snapshot_pcp_value(s));
         else if (pcp_state(in) && pcp_state(in)->admin_override)
                 snprintf(buf, size, "%s was changed by an administrator (%" PRId64 "): left alone until "
-                                    "`pcptunectl resume %s`", s->knob.name, pcp_state(in)->admin_value, s->knob.name);
+                                    "`pcptunectl resume %s`", snapshot_pcp_name(s), pcp_state(in)->admin_value, snapshot_pcp_name(s));
         else if ((!d || !d->wanted) && pcp_state(in) && pcp_state(in)->managed)
                 snprintf(buf, size, "no active rule sets pcp.high: %s %s %" PRId64 " -> %" PRId64 " (original)",
-                         in->dry_run ? "would restore" : "restore", s->knob.name, s->knob.value, pcp_state(in)->original);
+                         in->dry_run ? "would restore" : "restore", snapshot_pcp_name(s), snapshot_pcp_value(s), pcp_state(in)->original);
         else if (!d || !d->wanted)
-                snprintf(buf, size, "%s stays %" PRId64 ": no active rule sets pcp.high", s->knob.name, s->knob.value);
+                snprintf(buf, size, "%s stays %" PRId64 ": no active rule sets pcp.high", snapshot_pcp_name(s), snapshot_pcp_value(s));
         else if (d->solve_error == -ENODATA && d->goal.kind == PCP_GOAL_BULK_FREE_P99)
                 snprintf(buf, size, "rule %s/%s wants pcp.high %s: no bulk-free calibration on this host yet "
                                     "(pcptuned fits one from traced bulk frees): %s stays %" PRId64,
-                         d->policy->name, d->rule->name, gbuf, s->knob.name, s->knob.value);
+                         d->policy->name, d->rule->name, gbuf, snapshot_pcp_name(s), snapshot_pcp_value(s));
         else if (d->solve_error < 0 && d->solve_error != -ERANGE)
                 snprintf(buf, size, "rule %s/%s wants pcp.high %s but it cannot be solved here: %s", d->policy->name,
                          d->rule->name, gbuf, errno_str(d->solve_error));
         else if (in->acted)
-                snprintf(buf, size, "set %s %" PRId64 " -> %" PRId64 " (policy %s, rule %s: pcp.high %s%s)", s->knob.name,
-                         in->acted_from, s->knob.value, d->policy->name, d->rule->name, gbuf,
+                snprintf(buf, size, "set %s %" PRId64 " -> %" PRId64 " (policy %s, rule %s: pcp.high %s%s)", snapshot_pcp_name(s),
+                         in->acted_from, snapshot_pcp_value(s), d->policy->name, d->rule->name, gbuf,
                          d->solve_error == -ERANGE ? ", below the floor: minimum used" : "");
         else if (!decision_changes(in, &target))
-                snprintf(buf, size, "%s stays %" PRId64 ": policy %s, rule %s wants pcp.high %s%s", s->knob.name,
-                         s->knob.value, d->policy->name, d->rule->name, gbuf,
+                snprintf(buf, size, "%s stays %" PRId64 ": policy %s, rule %s wants pcp.high %s%s", snapshot_pcp_name(s),
+                         snapshot_pcp_value(s), d->policy->name, d->rule->name, gbuf,
                          d->solve_error == -ERANGE ? " (below the 4 x batch floor: minimum used)" : "");
         else
                 snprintf(buf, size, "%s %s %" PRId64 " -> %" PRId64 " (policy %s, rule %s: pcp.high %s%s)",
-                         in->dry_run ? "would set" : "set", s->knob.name, s->knob.value, target, d->policy->name,
+                         in->dry_run ? "would set" : "set", snapshot_pcp_name(s), snapshot_pcp_value(s), target, d->policy->name,
                          d->rule->name, gbuf, d->solve_error == -ERANGE ? ", below the floor: minimum used" : "");
         return buf;
 }
@@ -314,10 +314,8 @@ static void rule_describe(const Rule *r, char *buf, size_t size) {
                         snprintf(g, sizeof g, "%" PRId64, r->knobs[id].value);
                 l += (size_t) snprintf(buf + l, size - l, "%s%s %s", l ? ", " : "", d->policy_key, g);
         }
-        if (l < size && r->action.kind == ACTION_RECLAIM_DYING)
-                l += (size_t) snprintf(buf + l, size - l, "%saction reclaim-dying", l ? ", " : "");
-        if (l < size && r->action.kind == ACTION_PERCPU_DEPOPULATE)
-                l += (size_t) snprintf(buf + l, size - l, "%saction percpu-depopulate", l ? ", " : "");
+        if (l < size && action_desc(r->action.kind))
+                l += (size_t) snprintf(buf + l, size - l, "%saction %s", l ? ", " : "", action_desc(r->action.kind)->name);
         if (l < size && r->repair_pagesets)
                 snprintf(buf + l, size - l, "%srepair pagesets", l ? ", " : "");
 }
@@ -484,8 +482,8 @@ static json_object *report_json_knob_view(const KnobView *v) {
 /* The snapshot's pcp knob (what the kernel has of it), with the daemon's state of it. */
 static json_object *report_json_knob(const ReportInput *in) {
         const Snapshot *s = in->snap;
-        return report_json_knob_view(&(KnobView){ .name = s->knob.name, .value = s->knob.value, .present = true,
-                                                  .writable = s->knob.writable, .state = report_knob_state(in),
+        return report_json_knob_view(&(KnobView){ .name = snapshot_pcp_name(s), .value = snapshot_pcp_value(s), .present = true,
+                                                  .writable = snapshot_pcp_writable(s), .state = report_knob_state(in),
                                                   .st = pcp_state(in), .once = in->once });
 }
 
@@ -556,9 +554,9 @@ static json_object *report_json_zone(const ReportInput *in, const Zone *z, const
         json_object_object_add(zo, "count_pages", json_object_new_int64((int64_t) v.count));
         json_object_object_add(zo, "held_bytes", json_object_new_int64((int64_t) (v.count * s->topo.page_size)));
         json_object_object_add(zo, "pagesets", json_object_new_int((int) host_zone_pageset_cpus(&pz->in)));
-        if (s->has_knob && zone_pcp_max_bytes(s, pz, (int) s->knob.value) >= 0)
+        if (s->has_knob && zone_pcp_max_bytes(s, pz, (int) snapshot_pcp_value(s)) >= 0)
                 json_object_object_add(zo, "pcp_max_bytes",
-                                       json_object_new_int64(zone_pcp_max_bytes(s, pz, (int) s->knob.value)));
+                                       json_object_new_int64(zone_pcp_max_bytes(s, pz, (int) snapshot_pcp_value(s))));
         return zo;
 }
 
@@ -656,7 +654,7 @@ static json_object *report_json_change_zones(const Snapshot *s, int64_t target) 
                 const PcpZone *z = &s->pcp_zones[i];
                 PcpSetting now, then;
                 json_object *e;
-                if (pcp_model_zone(s->regime, &z->in, s->topo.page_size, (int) s->knob.value, &now) < 0 ||
+                if (pcp_model_zone(s->regime, &z->in, s->topo.page_size, (int) snapshot_pcp_value(s), &now) < 0 ||
                     pcp_model_zone(s->regime, &z->in, s->topo.page_size, (int) target, &then) < 0)
                         continue;
                 e = json_object_new_object();
@@ -696,7 +694,7 @@ static json_object *report_json_decision(const ReportInput *in) {
         bool change = decision_changes(in, &target);
         json_object_object_add(dec, "change", json_object_new_boolean(change));
         if (change) {
-                json_object_object_add(dec, "from", json_object_new_int64(s->knob.value));
+                json_object_object_add(dec, "from", json_object_new_int64(snapshot_pcp_value(s)));
                 json_object_object_add(dec, "to", json_object_new_int64(target));
         }
         json_object_object_add(dec, "dry_run", json_object_new_boolean(in->dry_run));
@@ -704,7 +702,7 @@ static json_object *report_json_decision(const ReportInput *in) {
         if (change) {
                 json_object_object_add(dec, "zones", report_json_change_zones(s, target));
                 json_object_object_add(dec, "pcp_max_bytes_from",
-                                       json_object_new_int64((int64_t) MIN(pcp_max_bytes(s, (int) s->knob.value), (uint64_t) INT64_MAX)));
+                                       json_object_new_int64((int64_t) MIN(pcp_max_bytes(s, (int) snapshot_pcp_value(s)), (uint64_t) INT64_MAX)));
                 json_object_object_add(dec, "pcp_max_bytes_to",
                                        json_object_new_int64((int64_t) MIN(pcp_max_bytes(s, (int) target), (uint64_t) INT64_MAX)));
         }
@@ -758,7 +756,7 @@ json_object *report_to_json(const ReportInput *in) {
         json_object_object_add(o, "zones", report_json_zones(in));
         json_object_object_add(o, "pcp_held_bytes", json_object_new_int64((int64_t) (s->pcp_held_pages * s->topo.page_size)));
         if (s->has_knob && host_pcp_max_bytes(s->regime, s->pcp_zones, s->n_pcp_zones, s->topo.page_size,
-                                              (int) s->knob.value, &max_bytes) >= 0)
+                                              (int) snapshot_pcp_value(s), &max_bytes) >= 0)
                 json_object_object_add(o, "pcp_max_bytes", json_object_new_int64((int64_t) MIN(max_bytes, (uint64_t) INT64_MAX)));
         if (in->set)
                 json_object_object_add(o, "policies", report_json_policies(in));
@@ -1039,8 +1037,8 @@ const char *report_status_line(const ReportInput *in, char *buf, size_t size) {
                 active += in->decision->rules[i].verdict == RULE_ACTIVE;
 
         snprintf(buf, size, "%s%s=%" PRId64 "%s; %zu active rule%s; percpu %s; pcp held %s; memcg dying %" PRIu64,
-                 in->dry_run ? "dry-run: " : "", s->has_knob ? s->knob.name : "pcp sysctl",
-                 s->has_knob ? s->knob.value : (int64_t) -1,
+                 in->dry_run ? "dry-run: " : "", s->has_knob ? snapshot_pcp_name(s) : "pcp sysctl",
+                 s->has_knob ? snapshot_pcp_value(s) : (int64_t) -1,
                  pcp_state(in) && pcp_state(in)->admin_override ? " (admin)" : pcp_state(in) && pcp_state(in)->managed ? " (managed)" : "",
                  active, active == 1 ? "" : "s",
                  s->meminfo.has_percpu ? format_bytes(pb, sizeof pb, s->meminfo.percpu_kib * 1024) : "n/a",

@@ -9,6 +9,7 @@
 #include "log.h"
 #include "sampler-bulkfree.h"
 #include "snapshot.h"
+#include "source-table.h"
 
 /* The duty cycle (on_bulk_timer()). */
 #define BULK_WINDOW_USEC (1 * USEC_PER_SEC)

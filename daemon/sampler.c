@@ -3,6 +3,7 @@
 
 #include "probe-percpu.h"
 #include "sampler.h"
+#include "source-table.h"
 
 struct Sampler {
         char *root;
@@ -17,8 +18,6 @@ struct Sampler {
         bool has_measured;
 
         KernelFeatures declared;          /* what a root tree declares (read once) */
-        KernelFeatures features;          /* of the last sample */
-        KernelProbes probes;              /* of the last sample (probe-kernel.h) */
 };
 
 int sampler_new(const char *root, Sampler **ret) {
@@ -126,23 +125,6 @@ void sampler_load_measured(Sampler *sp, const char *state_dir) {
         sp->has_measured = memcg_cost_measurement_load(state_dir, &sp->measured) >= 0;
 }
 
-void sampler_probe_kernel(Sampler *sp, const Snapshot *s, FeatureState floor, const ReclaimWatch *w) {
-        kernel_features_from_snapshot(&sp->declared, s, &sp->features);
-        if (floor != FEATURE_UNKNOWN)
-                sp->features.fraction_floor = floor;
-        if (w->args == RECLAIM_ARGS_SWAPPINESS || w->args == RECLAIM_ARGS_BYTES)
-                sp->features.reclaim_swappiness = w->args == RECLAIM_ARGS_SWAPPINESS ? FEATURE_PRESENT : FEATURE_ABSENT;
-        if (w->scope_dying != FEATURE_UNKNOWN)
-                sp->features.reclaim_scope_dying = w->scope_dying;
-        kernel_probes_run(&(ProbeInput){ .root = sp->root, .snap = s, .kernel = s->topo.kernel,
-                                         .features = &sp->features },
-                          &sp->probes);
-}
-
-const KernelFeatures *sampler_features(const Sampler *sp) {
-        return &sp->features;
-}
-
-KernelProbes *sampler_probes(Sampler *sp) {
-        return &sp->probes;
+const KernelFeatures *sampler_declared(const Sampler *sp) {
+        return &sp->declared;
 }

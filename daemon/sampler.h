@@ -6,7 +6,6 @@
 #include "model-percpu.h"
 #include "policy.h"
 #include "probe-kernel.h"
-#include "reclaim-watch.h"
 #include "snapshot.h"
 
 /*
@@ -43,14 +42,5 @@ void sampler_load_measured(Sampler *sp, const char *state_dir);
 /* The per-memcg percpu cost (snapshot_memcg_cost(): `plan --measure`, else the running estimate, else the model). */
 void sampler_memcg_cost(const Sampler *sp, const Snapshot *s, MemcgCost *ret);
 
-/*
- * The kernel features of s (what the root tree declares, read once, plus
- * what s read: no read of its own) with what acting found out (floor: whether
- * the high fraction takes -1, FEATURE_UNKNOWN until written; w: what
- * memory.reclaim accepted), and the kernel probes on them (kernel_probes_run()).
- */
-void sampler_probe_kernel(Sampler *sp, const Snapshot *s, FeatureState floor, const ReclaimWatch *w);
-
-/* Of the last sampler_probe_kernel(); the probes keep their address for the sampler's lifetime. */
-const KernelFeatures *sampler_features(const Sampler *sp);
-KernelProbes *sampler_probes(Sampler *sp);
+/* What the root tree declares of its kernel (kernel_features_declared()), read once at sampler_new(). */
+const KernelFeatures *sampler_declared(const Sampler *sp);

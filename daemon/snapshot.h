@@ -58,7 +58,7 @@ typedef struct Snapshot {
         Zoneinfo zoneinfo;
         Vmstat vmstat;
         KnobValue knobs[_KNOB_ID_MAX];    /* every row of the knob table, by KnobId: snapshot_knob_value() */
-        PcpKnob knob;             /* the pcp sysctl among them (pcp_knob_from_values()) */
+        KnobId pcp_knob;          /* the pcp sysctl among them (pcp_knob_from_values()), valid when has_knob */
         MemcgCounts memcg;
         Psi psi;
         bool has_vmstat;
@@ -91,20 +91,6 @@ typedef struct Snapshot {
 } Snapshot;
 
 /*
- * Read every source of the source table (source-table.h) below root.  0 or
- * -errno of a required source.  Release with snapshot_free().
- */
-int snapshot_take(const char *root, Snapshot **ret);
-
-/*
- * Read only some sources (a mask of SOURCE_BIT(SourceId)) into a snapshot
- * whose other parts stay zero, and without the derived fields (regime, pcp
- * zones): a fresh look at a few counters, e.g. dying memcgs and Percpu just
- * before and after a reclaim.  0, -errno of a required source in the mask.
- */
-int snapshot_take_sources(const char *root, unsigned sources, Snapshot **ret);
-
-/*
  * Sampling adapts to cost: zoneinfo grows with CPUs x zones (a 256-CPU host
  * prints ~100 KB, folding per-CPU counters in the kernel) and the v1 memcg
  * count walks every directory of the hierarchy.  These flags copy them from
@@ -115,9 +101,6 @@ typedef enum SnapshotReuse {
         SNAPSHOT_REUSE_MEMCG = 1 << 1,
 } SnapshotReuse;
 
-/* Like snapshot_take(), reusing what flags name from prev (if prev is NULL, everything is read). */
-int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret);
-
 /* Which required source failed, for messages that name the file (and the line of zoneinfo). */
 typedef struct SnapshotError {
         const char *file;          /* below the root: "/proc/zoneinfo"; static */
@@ -125,14 +108,32 @@ typedef struct SnapshotError {
         bool incomplete;           /* zoneinfo ends in the middle of the zone at line */
 } SnapshotError;
 
-/* snapshot_take_reuse() that fills err (may be NULL) when a required source fails. */
-int snapshot_take_explain(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret, SnapshotError *err);
+/* The pcp sysctl's row among knobs[] (whichever of the two exists); NULL when the snapshot has none. */
+static inline const KnobDesc *snapshot_pcp_desc(const Snapshot *s) {
+        return s->has_knob ? knob_desc(s->pcp_knob) : NULL;
+}
 
-/*
- * "Failed to read ...: ROOT/proc/zoneinfo:12: Invalid argument"-style text for
- * a failed snapshot: the file below root, the line, the reason.  Returns buf.
- */
-const char *snapshot_error_format(const char *root, const SnapshotError *err, int error, char *buf, size_t size);
+/* The pcp sysctl's value (knobs[] of its row); 0 when the snapshot has none. */
+static inline int64_t snapshot_pcp_value(const Snapshot *s) {
+        return s->has_knob ? s->knobs[s->pcp_knob].value : 0;
+}
+
+/* Whether pcptune may write the pcp sysctl here (high_fraction, 5.14+): false when there is none. */
+static inline bool snapshot_pcp_writable(const Snapshot *s) {
+        return s->has_knob && knob_desc(s->pcp_knob)->writable;
+}
+
+/* The pcp sysctl's name ("vm.percpu_pagelist_high_fraction"); NULL when there is none. */
+static inline const char *snapshot_pcp_name(const Snapshot *s) {
+        return s->has_knob ? knob_desc(s->pcp_knob)->name : NULL;
+}
+
+/* The effective batch scale of the snapshot's kernel (pcp_batch_scale_max()): vm.pcp_batch_scale_max where the
+ * snapshot read it, else the build default. */
+static inline int snapshot_batch_scale_max(const Snapshot *s) {
+        const KnobValue *v = &s->knobs[KNOB_PCP_BATCH_SCALE_MAX];
+        return pcp_batch_scale_max(v->present, v->value);
+}
 
 Snapshot *snapshot_free(Snapshot *s);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Snapshot *, snapshot_free);

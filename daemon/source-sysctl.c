@@ -17,7 +17,7 @@ void sysctl_read_knobs(const char *root, KnobValue values[static _KNOB_ID_MAX]) 
         }
 }
 
-int pcp_knob_from_values(const KnobValue values[static _KNOB_ID_MAX], PcpKnob *ret) {
+int pcp_knob_from_values(const KnobValue values[static _KNOB_ID_MAX], KnobId *ret) {
         /* The pre-5.14 knob has another meaning (high = managed / fraction, batch
          * derived from it); pcptune reports it but never writes it (not writable in the allowlist). */
         static const KnobId knobs[] = { KNOB_PCP_HIGH_FRACTION, KNOB_PCP_FRACTION };
@@ -36,13 +36,7 @@ int pcp_knob_from_values(const KnobValue values[static _KNOB_ID_MAX], PcpKnob *r
                 /* What the handler accepts (knob.h; -1 only with the contrib patch). */
                 if (!knob_value_valid(d, kv->value))
                         return -EINVAL;
-                *ret = (PcpKnob) {
-                        .desc = d,
-                        .name = d->name,
-                        .path = d->path,
-                        .value = kv->value,
-                        .writable = d->writable,
-                };
+                *ret = knobs[i];
                 return 0;
         }
         return -ENOENT;

@@ -16,14 +16,6 @@
 
 /* Names, paths and ranges of the knobs: the allowlist in knob.h. */
 
-typedef struct PcpKnob {
-        const KnobDesc *desc; /* the allowlist row (NULL if neither exists) */
-        const char *name;     /* one of the two names above, or NULL if neither exists */
-        const char *path;     /* relative to the root prefix */
-        int64_t value;
-        bool writable;        /* high_fraction only */
-} PcpKnob;
-
 /*
  * Read every row of the knob table (knob.h) below root into values[id]: the
  * number in the file at the row's path, or why there is none (KnobValue).
@@ -31,11 +23,11 @@ typedef struct PcpKnob {
  */
 void sysctl_read_knobs(const char *root, KnobValue values[static _KNOB_ID_MAX]);
 
-/* The pcp sysctl among values (sysctl_read_knobs()): whichever of the two exists, high_fraction first (name
- * and path point to the allowlist row's strings).  0, -ENOENT (neither), -EINVAL (not a number, or a value
- * no handler accepts: outside the row's range, knob_value_valid()) or the -errno of its read.  *ret is
- * written only on success. */
-int pcp_knob_from_values(const KnobValue values[static _KNOB_ID_MAX], PcpKnob *ret);
+/* The pcp sysctl among values (sysctl_read_knobs()): the row of whichever of the two exists, high_fraction
+ * first (its value is values[*ret]).  0, -ENOENT (neither), -EINVAL (not a number, or a value no handler
+ * accepts: outside the row's range, knob_value_valid()) or the -errno of its read.  *ret is written only on
+ * success. */
+int pcp_knob_from_values(const KnobValue values[static _KNOB_ID_MAX], KnobId *ret);
 
 /* Convert "vm.percpu_pagelist_high_fraction" to "/proc/sys/vm/percpu_pagelist_high_fraction".
  * As sysctl(8): '.' separates components and '/' stands for a '.' inside one

@@ -56,3 +56,29 @@ int source_desc_foreach_file(const SourceDesc *d, int (*fn)(const SourceFile *f,
  */
 int source_file_expand(const char *root, const char *pattern, int (*fn)(const char *rel, void *userdata),
                        void *userdata);
+
+/*
+ * Read every source of the source table (source-table.h) below root.  0 or
+ * -errno of a required source.  Release with snapshot_free().
+ */
+int snapshot_take(const char *root, Snapshot **ret);
+
+/*
+ * Read only some sources (a mask of SOURCE_BIT(SourceId)) into a snapshot
+ * whose other parts stay zero, and without the derived fields (regime, pcp
+ * zones): a fresh look at a few counters, e.g. dying memcgs and Percpu just
+ * before and after a reclaim.  0, -errno of a required source in the mask.
+ */
+int snapshot_take_sources(const char *root, unsigned sources, Snapshot **ret);
+
+/* Like snapshot_take(), reusing what flags name from prev (if prev is NULL, everything is read). */
+int snapshot_take_reuse(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret);
+
+/* snapshot_take_reuse() that fills err (may be NULL) when a required source fails. */
+int snapshot_take_explain(const char *root, const Snapshot *prev, unsigned flags, Snapshot **ret, SnapshotError *err);
+
+/*
+ * "Failed to read ...: ROOT/proc/zoneinfo:12: Invalid argument"-style text for
+ * a failed snapshot: the file below root, the line, the reason.  Returns buf.
+ */
+const char *snapshot_error_format(const char *root, const SnapshotError *err, int error, char *buf, size_t size);

@@ -17,12 +17,14 @@
 #include <inttypes.h>
 #include <time.h>
 
+#include "cycle.h"
 #include "export-prom.h"
 #include "log.h"
 #include "metrics.h"
 #include "policy-eval.h"
 #include "policy.h"
 #include "snapshot.h"
+#include "source-table.h"
 #include "util.h"
 
 static uint64_t cpu_ns(void) {
@@ -142,21 +144,23 @@ int main(int argc, char **argv) {
         for (long i = 0; i < iterations; i++) {
                 uint64_t a = cpu_ns();
                 Snapshot *s = NULL;
-                MetricValues mv;
-                Decision decision;
+                Cycle cyc = { 0 };
                 if (snapshot_take(root, &s) < 0) {
                         fprintf(stderr, "bench-sample: cannot read the kernel's state below %s\n", root);
                         return 1;
                 }
-                metrics_from_snapshot(s, &mv);
-                policy_eval(set, s, &mv, st, now_usec(CLOCK_MONOTONIC), &decision);
+                /* What the daemon's sample runs: observe and evaluate (cycle.h). */
+                cycle_observe(&cyc, s);
+                (void) cycle_evaluate(&cyc, set, st, now_usec(CLOCK_MONOTONIC));
+                const MetricValues mv = cyc.mv;
+                const Decision decision = cyc.decision;
                 uint64_t p_start = cpu_ns(), p0 = p_start;
                 if (prom) {
                         /* What the daemon writes: the report's view and its counters (all zero here). */
                         ReportInput in = { .snap = s, .mv = &mv, .set = set, .decision = &decision };
                         KnobCounters kc = { 0 };
                         DaemonCounters dc = { .samples = (uint64_t) i + 1 };
-                        PromKnob k = { .name = s->knob.name, .present = s->has_knob, .value = s->knob.value,
+                        PromKnob k = { .name = snapshot_pcp_name(s), .present = s->has_knob, .value = snapshot_pcp_value(s),
                                        .counters = &kc };
                         PromInput pin = { .report = &in, .knobs = &k, .n_knobs = 1, .counters = &dc, .version = "bench" };
                         /* Rendering alone, to tell it from the file system's part. */
@@ -177,8 +181,7 @@ int main(int argc, char **argv) {
                         }
                 }
                 uint64_t p1 = cpu_ns();
-                decision_done(&decision);
-                snapshot_free(s);
+                cycle_done(&cyc);
                 uint64_t b = cpu_ns();
                 bytes = read_all(files, n_files, buf, sizeof buf);
                 uint64_t e = cpu_ns();

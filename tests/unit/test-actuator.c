@@ -15,9 +15,11 @@
 #include "actuator.h"
 #include "knob.h"
 #include "log.h"
+#include "cycle.h"
 #include "policy-eval.h"
 #include "policy.h"
 #include "snapshot.h"
+#include "source-table.h"
 #include "util.h"
 
 #define FRACTION_PATH "/proc/sys/vm/percpu_pagelist_high_fraction"
@@ -52,20 +54,36 @@ static int act_on(Actuator *a, EvalState *st, const char *root, const char *poli
         Diagnostics d = { 0 };
         Policy *p = NULL;
         Snapshot *s = NULL;
-        Decision dec = { 0 };
-        MetricValues mv;
+        Cycle c = { 0 };
+        ActReport rep;
 
         assert_int_equal(policy_parse("t.yaml", policy, strlen(policy), &p, &d), 0);
         PolicySet set = { .policies = &p, .n_policies = 1 };
         assert_int_equal(snapshot_take(root, &s), 0);
-        metrics_from_snapshot(s, &mv);
-        assert_int_equal(policy_eval(&set, s, &mv, st, 0, &dec), 0);
-        int r = actuator_act(a, s, &dec);
-        decision_done(&dec);
-        snapshot_free(s);
+        cycle_observe(&c, s);
+        assert_int_equal(cycle_evaluate(&c, &set, st, 0), 0);
+        int r = actuator_act(a, c.snap, &c.decision, &rep);
+        assert_int_equal(r, (int) rep.flags);
+        /* What the actuator did is in its report only: the snapshot is the cycle's to change. */
+        int64_t before = c.snap->knobs[KNOB_PCP_HIGH_FRACTION].value;
+        assert_int_equal(rep.has_readback, (r & ACT_PAGESETS_CHANGED) != 0);
+        cycle_fold(&c, &rep, st, NULL);
+        if (rep.has_readback && rep.readback[KNOB_PCP_HIGH_FRACTION].present)
+                assert_int_equal(c.snap->knobs[KNOB_PCP_HIGH_FRACTION].value,
+                                 rep.readback[KNOB_PCP_HIGH_FRACTION].value);
+        else
+                assert_int_equal(c.snap->knobs[KNOB_PCP_HIGH_FRACTION].value, before);
+        act_report_done(&rep);
+        cycle_done(&c);
         policy_free(p);
         diagnostics_done(&d);
         return r;
+}
+
+static FeatureState learned_floor(const Actuator *a) {
+        ActLearned l;
+        actuator_learned(a, &l);
+        return l.fraction_floor;
 }
 
 #define BOTH "version: 1\nname: t\nrules:\n  - name: r\n    pcp: { high: minimum, batch_scale_max: 2 }\n"
@@ -73,8 +91,8 @@ static int act_on(Actuator *a, EvalState *st, const char *root, const char *poli
 
 static Actuator *new_actuator(const char *root, const char *state_dir, EvalState *st, DaemonCounters *c) {
         Actuator *a = NULL;
-        assert_int_equal(actuator_new(&(ActuatorConfig){ .root = root, .state_dir = state_dir, .once = true, .eval = st,
-                                                         .counters = c },
+        assert_int_equal(actuator_new(&(ActuatorConfig){ .root = root, .state_dir = state_dir, .once = true,
+                                                         .counters = c, .observe = snapshot_take_sources },
                                       &a),
                          0);
         assert_int_equal(actuator_start(a), 0);
@@ -99,7 +117,7 @@ static void test_act_and_release(void **state) {
 
         put(root, "/.pcptune/fraction-floor", "1\n");
         Actuator *a = new_actuator(root, sd, st, &c);
-        assert_int_equal(actuator_probe_state(a, KNOB_PCP_HIGH_FRACTION), FEATURE_PRESENT);
+        assert_int_equal(learned_floor(a), FEATURE_PRESENT);
 
         assert_true(act_on(a, st, root, BOTH) & ACT_PAGESETS_CHANGED);
         assert_int_equal(test_value(root, FRACTION_PATH), -1);
@@ -145,7 +163,7 @@ static void test_stock_kernel(void **state) {
         assert_int_equal(unlink(p), 0);
         free(p);
         Actuator *a = new_actuator(root, sd, st, &c);
-        assert_int_equal(actuator_probe_state(a, KNOB_PCP_HIGH_FRACTION), FEATURE_ABSENT);
+        assert_int_equal(learned_floor(a), FEATURE_ABSENT);
 
         assert_true(act_on(a, st, root, BOTH) & ACT_PAGESETS_CHANGED);
         int64_t f = test_value(root, FRACTION_PATH);

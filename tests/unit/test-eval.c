@@ -10,6 +10,7 @@
 #include "policy-eval.h"
 #include "policy.h"
 #include "snapshot.h"
+#include "source-table.h"
 
 #define SEC(x) ((usec_t) (x) * USEC_PER_SEC)
 
@@ -237,7 +238,7 @@ static void test_bulk_free_goal(void **state) {
         assert_true(d->default_pages == 2016);
         uint64_t prev;
         assert_int_equal(pcp_bulk_free_pages_host(c.s->regime, c.s->pcp_zones, c.s->n_pcp_zones, c.s->topo.page_size,
-                                                  d->value - 1, false, &prev),
+                                                  d->value - 1, false, PCP_BATCH_SCALE_MAX_DEFAULT, &prev),
                          0);
         assert_true(prev > 666);
         int f300 = d->value;

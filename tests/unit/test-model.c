@@ -978,18 +978,18 @@ static void test_bulk_free_pages(void **state) {
         };
         uint64_t pages;
         int f;
-        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, 0, false, &pages), 0);
+        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, 0, false, PCP_BATCH_SCALE_MAX_DEFAULT, &pages), 0);
         assert_true(pages == 2016);
         int fmin = pcp_minimum_fraction(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K);
-        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, fmin, false, &pages), 0);
+        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, fmin, false, PCP_BATCH_SCALE_MAX_DEFAULT, &pages), 0);
         assert_true(pages == 189);
         /* 300 ns per page: 200 us allows 666 pages, high <= 729 on the worst zone. */
         PcpGoal g = { PCP_GOAL_BULK_FREE_P99, 200000, 300.0 };
         assert_int_equal(pcp_solve_goal(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, &g, &f), 0);
         assert_true(f >= 8);
-        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, f, false, &pages), 0);
+        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, f, false, PCP_BATCH_SCALE_MAX_DEFAULT, &pages), 0);
         assert_true(pages <= 666 && pages * 300.0 <= 200000);
-        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, f - 1, false, &pages), 0);
+        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, f - 1, false, PCP_BATCH_SCALE_MAX_DEFAULT, &pages), 0);
         assert_true(pages > 666);
         /* 700 us: the default's 2016 pages meet it. */
         g.value = 700000;
@@ -1209,7 +1209,7 @@ static void test_goal_refit_loop(void **state) {
         assert_true(fabs(used - 300) < 1e-9);
         PcpGoal g = { PCP_GOAL_BULK_FREE_P99, (uint64_t) target, used };
         assert_int_equal(pcp_solve_goal(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, &g, &first), 0);
-        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, first, false, &first_pages), 0);
+        assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, first, false, PCP_BATCH_SCALE_MAX_DEFAULT, &first_pages), 0);
         f = first;
         pages = first_pages;
         for (int w = 0; w < 60; w++) {
@@ -1229,7 +1229,7 @@ static void test_goal_refit_loop(void **state) {
                 g.ns_per_page = used;
                 int nf;
                 assert_int_equal(pcp_solve_goal(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, &g, &nf), 0);
-                assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, nf, false, &pages), 0);
+                assert_int_equal(pcp_bulk_free_pages_host(PCP_REGIME_AUTOTUNE, z, 2, PAGE_4K, nf, false, PCP_BATCH_SCALE_MAX_DEFAULT, &pages), 0);
                 /* A smaller high: a larger fraction, fewer pages per bulk free, predicted within the target. */
                 assert_true(nf > f && pages < first_pages && used * (double) pages <= target);
                 f = nf;
@@ -1413,7 +1413,15 @@ static void test_host_facts(void **state) {
         assert_int_equal(pcp_model_zone(PCP_REGIME_FIXED, &z16.in, 4096, 1000, &s), 0);
         assert_int_equal(s.high_max, 252);
         assert_int_equal(host_zone_pcp_max_bytes(&z16.in, &s, 4096), (uint64_t) 252 * 16 * 4096);
-        assert_int_equal(host_pcp_burst_bytes(&z16, 1, 4096), (uint64_t) (63 << 5) * 16 * 4096);
+        assert_int_equal(host_pcp_burst_bytes(&z16, 1, 4096, PCP_BATCH_SCALE_MAX_DEFAULT), (uint64_t) (63 << 5) * 16 * 4096);
+        /* The effective batch scale: the contrib sysctl where read and in 0..6, else the build default; the
+         * burst follows it. */
+        assert_int_equal(pcp_batch_scale_max(false, 2), PCP_BATCH_SCALE_MAX_DEFAULT);
+        assert_int_equal(pcp_batch_scale_max(true, 2), 2);
+        assert_int_equal(pcp_batch_scale_max(true, 0), 0);
+        assert_int_equal(pcp_batch_scale_max(true, 7), PCP_BATCH_SCALE_MAX_DEFAULT);
+        assert_int_equal(pcp_batch_scale_max(true, -1), PCP_BATCH_SCALE_MAX_DEFAULT);
+        assert_int_equal(host_pcp_burst_bytes(&z16, 1, 4096, pcp_batch_scale_max(true, 2)), (uint64_t) (63 << 2) * 16 * 4096);
 
         /* Saturates instead of wrapping. */
         s.high_max = INT_MAX;

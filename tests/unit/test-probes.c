@@ -9,6 +9,7 @@
 #include "plan.h"
 #include "probe-kernel.h"
 #include "snapshot.h"
+#include "source-table.h"
 #include "view.h"
 
 /* A writable copy of a fixture root, osrelease replaced when release is not NULL (caller removes and frees). */

@@ -16,6 +16,7 @@
 #include "export-prom.h"
 #include "log.h"
 #include "snapshot.h"
+#include "source-table.h"
 
 static bool valid_name(const char *s, bool label) {
         if (!*s || is_ascii_digit(*s))
@@ -99,7 +100,7 @@ static void fake_init(Fake *f, const char *set) {
         f->knob = (KnobState){ .desc = knob_desc(KNOB_PCP_HIGH_FRACTION), .managed = true, .original = 0, .written = 1528 };
         f->kc = (KnobCounters){ .writes = 3, .restores = 2, .refused = 1 };
         f->pk = (PromKnob){ .name = f->knob.desc->name, .knob = &f->knob, .present = f->snap->has_knob,
-                            .value = f->snap->knob.value, .has_target = true, .target = 1528, .counters = &f->kc };
+                            .value = snapshot_pcp_value(f->snap), .has_target = true, .target = 1528, .counters = &f->kc };
         f->dc = (DaemonCounters){ .samples = 7, .last_sample_usec = 1500, .last_sample_realtime_usec = 1700000000123456,
                                   .reclaim_freed_bytes = UINT64_C(5000000000000) };
         for (int o = 0; o < _RECLAIM_OUTCOME_MAX; o++)

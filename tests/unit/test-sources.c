@@ -1108,26 +1108,35 @@ static void test_topology_fake(void **state) {
 /* sysctl */
 
 /* The pcp sysctl below root as a sample finds it: every knob of the table read, then the pcp one picked. */
-static int read_pcp_knob(const char *root, PcpKnob *ret) {
+typedef struct PcpKnobRead {
+        const KnobDesc *desc;
+        int64_t value;
+} PcpKnobRead;
+
+static int read_pcp_knob(const char *root, PcpKnobRead *ret) {
         KnobValue values[_KNOB_ID_MAX];
+        KnobId id;
 
         sysctl_read_knobs(root, values);
-        return pcp_knob_from_values(values, ret);
+        int r = pcp_knob_from_values(values, &id);
+        if (r >= 0)
+                *ret = (PcpKnobRead){ .desc = knob_desc(id), .value = values[id].value };
+        return r;
 }
 
 static void test_knob(void **state) {
         char *root = make_tmp_root();
-        PcpKnob k = {};
+        PcpKnobRead k = {};
 
         (void) state;
         for (const char *const *set = fixture_sets; *set; set++) {
                 _cleanup_(freep) char *r = fixture_root(*set, "root"), *r8 = NULL;
 
                 assert_int_equal(read_pcp_knob(r, &k), 0);
-                assert_string_equal(k.name, SYSCTL_PCP_HIGH_FRACTION);
-                assert_string_equal(k.path, knob_desc(KNOB_PCP_HIGH_FRACTION)->path);
+                assert_string_equal(k.desc->name, SYSCTL_PCP_HIGH_FRACTION);
+                assert_string_equal(k.desc->path, knob_desc(KNOB_PCP_HIGH_FRACTION)->path);
                 assert_int_equal(k.value, 0);
-                assert_true(k.writable);
+                assert_true(k.desc->writable);
                 if (set_is_618(*set))
                         continue;
                 r8 = fixture_root(*set, "root-frac-1000");
@@ -1135,20 +1144,20 @@ static void test_knob(void **state) {
                 assert_int_equal(k.value, 1000);
         }
 
-        k = (PcpKnob) { .value = 42 };
+        k = (PcpKnobRead) { .value = 42 };
         assert_int_equal(read_pcp_knob(root, &k), -ENOENT);
         assert_int_equal(k.value, 42);
         put_file(root, "proc/sys/vm/percpu_pagelist_fraction", "16\n");
         assert_int_equal(read_pcp_knob(root, &k), 0);
-        assert_string_equal(k.name, SYSCTL_PCP_FRACTION);
-        assert_string_equal(k.path, knob_desc(KNOB_PCP_FRACTION)->path);
+        assert_string_equal(k.desc->name, SYSCTL_PCP_FRACTION);
+        assert_string_equal(k.desc->path, knob_desc(KNOB_PCP_FRACTION)->path);
         assert_int_equal(k.value, 16);
-        assert_false(k.writable);
+        assert_false(k.desc->writable);
         put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "8\n");
         assert_int_equal(read_pcp_knob(root, &k), 0);
-        assert_string_equal(k.name, SYSCTL_PCP_HIGH_FRACTION);
+        assert_string_equal(k.desc->name, SYSCTL_PCP_HIGH_FRACTION);
         assert_int_equal(k.value, 8);
-        assert_true(k.writable);
+        assert_true(k.desc->writable);
         put_file(root, "proc/sys/vm/percpu_pagelist_high_fraction", "abc\n");
         assert_int_equal(read_pcp_knob(root, &k), -EINVAL);
         /* -1: pcptune's contrib patch 0001 (the allowlist's range); -2 and 1..7 no handler accepts. */
@@ -1941,7 +1950,7 @@ static void test_live_kernel(void **state) {
         topology_done(&t);
 
         {
-                PcpKnob k;
+                PcpKnobRead k = { 0 };
                 r = read_pcp_knob("/", &k);
                 if (r != -ENOENT) {
                         assert_int_equal(r, 0);
@@ -2097,7 +2106,7 @@ static void test_capture_roundtrip(void **state) {
                 assert_int_equal(a->pcp_high_max, b->pcp_high_max);
                 assert_int_equal(a->regime, b->regime);
                 assert_int_equal(a->has_knob, b->has_knob);
-                assert_int_equal(a->knob.value, b->knob.value);
+                assert_int_equal(snapshot_pcp_value(a), snapshot_pcp_value(b));
                 assert_int_equal(a->has_vmstat, b->has_vmstat);
                 assert_int_equal(a->has_psi, b->has_psi);
                 assert_int_equal(a->has_memcg, b->has_memcg);
@@ -2222,8 +2231,8 @@ static void test_snapshot_knobs(void **state) {
         assert_int_equal(snapshot_knob_value(s, high->id, &v), 0);
         assert_int_equal(v, 1000);
         assert_true(s->has_knob);
-        assert_int_equal(s->knob.value, 1000);
-        assert_ptr_equal(s->knob.desc, high);
+        assert_int_equal(snapshot_pcp_value(s), 1000);
+        assert_ptr_equal(snapshot_pcp_desc(s), high);
 
         /* A capture copies the file once more than without it, and reads back the same values. */
         n1 = capture_into(root, &dir1);

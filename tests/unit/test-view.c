@@ -11,6 +11,7 @@
 #include "plan.h"
 #include "report.h"
 #include "snapshot.h"
+#include "source-table.h"
 #include "view.h"
 
 static void test_getters(void **state) {
