@@ -802,7 +802,7 @@ static bool path_exists(const char *p) {
 }
 
 /* $top_srcdir, else the first ancestor of the binary's directory (then of the
- * working directory) that holds daemon/source-cgroup.h. */
+ * working directory) that holds daemon/sources/source-cgroup.h. */
 static char *find_top_srcdir(void) {
         const char *env = getenv("top_srcdir");
         char start[2][PATH_MAX];
@@ -817,7 +817,7 @@ static char *find_top_srcdir(void) {
         for (unsigned s = 0; s < 2; s++) {
                 char *d = start[s];
                 while (d[0] == '/') {
-                        snprintf(probe, sizeof(probe), "%s/daemon/source-cgroup.h", streq(d, "/") ? "" : d);
+                        snprintf(probe, sizeof(probe), "%s/daemon/sources/source-cgroup.h", streq(d, "/") ? "" : d);
                         if (path_exists(probe))
                                 return strdup(d);
                         if (streq(d, "/"))

@@ -67,7 +67,7 @@ if [ -e /sys/fs/cgroup/memory/memory.usage_in_bytes ]; then
 fi
 # Author words stay out of what operators read.
 jargon=$(grep -nE "seed [0-9]{3}|the seed|stated apart|not tried|49x" "$top_srcdir/README" "$top_srcdir"/docs/*.md "$top_srcdir"/man/*.[58] \
-	"$top_srcdir"/daemon/*.c "$top_srcdir"/daemon/*.h)
+	"$top_srcdir"/daemon/*/*.c "$top_srcdir"/daemon/*/*.h)
 [ -z "$jargon" ] && tap_ok "no author jargon in README, docs, man pages and sources" || tap_fail "jargon" "$jargon"
 
 # status on a fixture root: the report, no daemon.

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # pcptunectl history reads pcptuned's entries back with sd-journal from journal files made here
 # (systemd-journal-remote converts export-format input; this machine runs no journald): every kind of
-# entry with its MESSAGE_ID (daemon/messages.h), in time order, --since/--until, --json, nothing for a
+# entry with its MESSAGE_ID (daemon/lib/messages.h), in time order, --since/--until, --json, nothing for a
 # journal without pcptuned's entries.  The journal catalog has an entry per ID and journalctl takes it.
 # Prints TAP.
 . "$(dirname "$0")/tap.sh"
@@ -13,7 +13,7 @@ tmp=$(mktemp -d /tmp/pcptune-history.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 
 # The IDs as the daemon defines them.
-id() { sed -n "s/^#define PCPTUNE_MESSAGE_$1 *\"\([0-9a-f]\{32\}\)\".*/\1/p" "$top_srcdir/daemon/messages.h"; }
+id() { sed -n "s/^#define PCPTUNE_MESSAGE_$1 *\"\([0-9a-f]\{32\}\)\".*/\1/p" "$top_srcdir/daemon/lib/messages.h"; }
 ids="CHANGE WOULD_CHANGE RESTORE BACK_OFF RECLAIM RELOAD"
 for k in $ids; do [ -n "$(id $k)" ] || tap_fail "messages.h defines $k"; done
 boot=$(tr -d - </proc/sys/kernel/random/uuid)

@@ -1,6 +1,6 @@
 #!/bin/bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# One definition of the host facts (daemon/host-facts.h): on every captured
+# One definition of the host facts (daemon/model/host-facts.h): on every captured
 # tree, `pcptunectl status --json` and `pcptunectl plan --json` give the same
 # most-memory-on-pcp-lists per zone and in total, and count the same nodes; the
 # memory equals the kernel's formula computed here independently from the tree itself: high (high_max on

@@ -109,7 +109,7 @@ wait_for() { # tenths command...
 	done
 	return 1
 }
-# The file name of a root's restore journal in a state directory (daemon/journal.h): restore.json for /,
+# The file name of a root's restore journal in a state directory (daemon/act/journal.h): restore.json for /,
 # else restore-<FNV-1a 64-bit hash of the root's normalised path, 16 hex digits>.json.
 journal_name() { # root
 	local LC_ALL=C root i c h=-3750763034362895579 # the FNV offset basis 0xcbf29ce484222325, as bash's int64

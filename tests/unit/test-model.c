@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: GPL-2.0-or-later */
 /*
- * The pcp model (daemon/model-pcp.c) against real kernels and against itself:
+ * The pcp model (daemon/model/model-pcp.c) against real kernels and against itself:
  *  - 6.1 fixtures (fixed high): batch and high exact on every zone and CPU, at
  *    the boot fraction and after writing 8, 1000 and 0;
  *  - 6.18 live fixture (tests/fixtures): batch, high_min, high_max;
@@ -33,7 +33,7 @@
 
 #define PAGE_4K 4096U
 
-/* The daemon's parser (daemon/source-zoneinfo.c) reads the captured files; it is tested on its own. */
+/* The daemon's parser (daemon/sources/source-zoneinfo.c) reads the captured files; it is tested on its own. */
 static void zi_load(const char *set, const char *file, Zoneinfo *ret) {
         size_t len;
         char *buf = fixture_read(set, file, &len);
