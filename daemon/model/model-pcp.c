@@ -448,7 +448,9 @@ int pcp_solve_goal(PcpRegime regime, const PcpZone *zones, size_t n, unsigned pa
 }
 
 int pcp_batch_scale_max(bool present, int64_t value) {
-        return present && value >= 0 && value <= 6 ? (int) value : PCP_BATCH_SCALE_MAX_DEFAULT;
+        if (!present || value < 0 || value > 6)
+                return PCP_BATCH_SCALE_MAX_DEFAULT;
+        return (int) value;
 }
 
 int pcp_bulk_free_pages_host(PcpRegime regime, const PcpZone *zones, size_t n, unsigned page_size, int fraction,

@@ -203,7 +203,7 @@ static void probe_batched_frees(const ProbeInput *in, ProbeResult *r) {
         bool drain = version_has(v, &KV(6, 10), drain_chunked_stable, ELEMENTSOF(drain_chunked_stable));
         /* The contrib sysctl where the snapshot read it, else the build's CONFIG_PCP_BATCH_SCALE_MAX. */
         const KnobDesc *scale_knob = knob_desc(KNOB_PCP_BATCH_SCALE_MAX);
-        int64_t scale_value;
+        int64_t scale_value = 0;
         bool scale_read = snapshot_knob_value(in->snap, scale_knob->id, &scale_value) >= 0;
         int scale = pcp_batch_scale_max(scale_read, scale_value);
         char vt[32];
