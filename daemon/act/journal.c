@@ -25,20 +25,7 @@ Journal *journal_free(Journal *j) {
 }
 
 char *journal_file_name(const char *root, char buf[static JOURNAL_NAME_MAX]) {
-        /* FNV-1a, 64 bits (offset basis and prime of the FNV reference): a name, not a secret; a
-         * collision of two roots is caught by the root recorded inside (journal_load() refuses). */
-        uint64_t h = UINT64_C(0xcbf29ce484222325);
-
-        if (!root || !*root || streq(root, "/")) {
-                snprintf(buf, JOURNAL_NAME_MAX, "%s", JOURNAL_FILE);
-                return buf;
-        }
-        for (const unsigned char *c = (const unsigned char *) root; *c; c++) {
-                h ^= *c;
-                h *= UINT64_C(0x100000001b3);
-        }
-        snprintf(buf, JOURNAL_NAME_MAX, "restore-%016" PRIx64 ".json", h);
-        return buf;
+        return root_state_name(root, JOURNAL_FILE, buf, JOURNAL_NAME_MAX);
 }
 
 static Journal *journal_new_file(const char *file, const char *root) {

@@ -201,14 +201,31 @@ static int daemon_pid(const CtlOptions *o) {
         return manager_lock_owner(o->root, NULL);
 }
 
-static json_object *read_daemon_status(const char *state_dir) {
+/*
+ * The running daemon's status file for root (manager_status_name()), read back like any input:
+ * root's or our own, not writable by others, not a symlink or a FIFO (trusted_file_read()), and
+ * a JSON object.  NULL otherwise (the reason logged at debug level).
+ */
+static json_object *read_daemon_status(const char *state_dir, const char *root) {
         _cleanup_(freep) char *path = NULL, *text = NULL;
+        char name[STATUS_NAME_MAX], err[512] = "";
+        json_object *o;
+        size_t len;
+        int r;
 
-        if (asprintf(&path, "%s/status.json", state_dir) < 0)
+        if (asprintf(&path, "%s/%s", state_dir, manager_status_name(root, name)) < 0)
                 return NULL;
-        if (read_file_at("/", path, 16 * 1024 * 1024, &text, NULL) < 0)
+        r = trusted_file_read(path, 16 * 1024 * 1024, &text, &len, err, sizeof err);
+        if (r < 0) {
+                log_debug_errno(r, "Not reading %s: %s", path, *err ? err : errno_str(r));
                 return NULL;
-        return json_tokener_parse(text);
+        }
+        o = json_tokener_parse(text);
+        if (o && !json_object_is_type(o, json_type_object)) {
+                json_object_put(o);
+                return NULL;
+        }
+        return o;
 }
 
 /* One knob's state from the daemon's status file, read back like any input. */
@@ -421,7 +438,7 @@ static int cmd_status(const CtlOptions *o) {
                 their_dir = NULL;
         }
         if (pid > 0 && !their_dir)
-                dstatus = read_daemon_status(o->state_dir);
+                dstatus = read_daemon_status(o->state_dir, o->root);
         const char *policy_dir = o->policy_dir, *src = view_str(dstatus, "daemon.policy_source", NULL);
         if (!policy_dir && src && src[0] == '/')
                 policy_dir = src;
@@ -700,7 +717,8 @@ static int cmd_validate(const CtlOptions *o, char **paths) {
 }
 
 /*
- * Liveness: pcptuned rewrites <state>/status.json (atomically: a rename) after
+ * Liveness: pcptuned rewrites <state>/status.json (status-<hash>.json for a --root other than /:
+ * manager_status_name()) (atomically: a rename) after
  * every successful sample, so the file's age is the time since the last
  * sample.  A daemon that stopped sampling (its loop stuck, every read
  * failing) or is gone leaves an ageing file or none; --dry-run and --once
@@ -711,9 +729,10 @@ static int cmd_liveness(const CtlOptions *o) {
         _cleanup_(freep) char *path = NULL;
         json_object *status, *d, *v;
         usec_t interval = 0, limit, age = 0, now, mtime;
+        char name[STATUS_NAME_MAX];
         struct stat st;
 
-        if (asprintf(&path, "%s/status.json", o->state_dir) < 0)
+        if (asprintf(&path, "%s/%s", o->state_dir, manager_status_name(o->root, name)) < 0)
                 return log_oom(), 1;
         if (stat(path, &st) < 0) {
                 if (errno == ENOENT)
@@ -722,7 +741,7 @@ static int cmd_liveness(const CtlOptions *o) {
                         printf("pcptuned is not sampling: cannot stat %s: %m\n", path);
                 return 1;
         }
-        status = read_daemon_status(o->state_dir);
+        status = read_daemon_status(o->state_dir, o->root);
         if (status && json_object_object_get_ex(status, "daemon", &d) &&
             json_object_object_get_ex(d, "interval_usec", &v) && json_object_is_type(v, json_type_int)) {
                 int64_t i = json_object_get_int64(v);

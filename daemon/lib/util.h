@@ -238,6 +238,15 @@ const char *str_escape(const char *s, char *buf, size_t size);
  * -errno of open/stat; -EFBIG (larger than max); -ENOMEM.
  */
 int trusted_dir_check(const char *dir, const char *what, char *err, size_t errlen);
+
+/*
+ * The name of a per-root state file in a state directory that daemons on several roots may
+ * share: base itself (e.g. "status.json") for root "/" (or NULL/""), else base with
+ * "-%016x" of the FNV-1a 64-bit hash of root inserted before its extension
+ * ("status-0123456789abcdef.json").  root as given (callers pass it normalised).  The name is
+ * written to buf (size bytes; at least strlen(base) + 18) and returned; NULL if it does not fit.
+ */
+char *root_state_name(const char *root, const char *base, char *buf, size_t size);
 int trusted_file_read(const char *path, size_t max, char **ret_buf, size_t *ret_len, char *err, size_t errlen);
 
 /*

@@ -32,7 +32,6 @@
 #include "sampler-bulkfree.h"
 #include "triggers.h"
 
-#define STATUS_FILE "status.json"
 
 #define BULK_PERIOD_DEFAULT_USEC (60 * USEC_PER_SEC)  /* one second of bulk-free tracing per period */
 
@@ -195,6 +194,10 @@ static int manager_load_policies(Manager *m, bool initial) {
         return 0;
 }
 
+char *manager_status_name(const char *root, char buf[static STATUS_NAME_MAX]) {
+        return root_state_name(root, STATUS_FILE, buf, STATUS_NAME_MAX);
+}
+
 int manager_lock_path(const char *root, char **ret) {
         return path_join_root(root, LOCK_PATH, ret);
 }
@@ -288,9 +291,9 @@ static int manager_take_lock(Manager *m) {
  * creating and renaming it.  Under the lock nobody else writes here: remove ours.
  */
 static void manager_clean_state_dir(Manager *m) {
-        char journal[JOURNAL_NAME_MAX];
-        /* Our root's journal only: another root's daemon may share the state directory and be saving its own. */
-        const char *const names[] = { STATUS_FILE, journal_file_name(m->root, journal) };
+        char journal[JOURNAL_NAME_MAX], status[STATUS_NAME_MAX];
+        /* Our root's files only: another root's daemon may share the state directory and be saving its own. */
+        const char *const names[] = { manager_status_name(m->root, status), journal_file_name(m->root, journal) };
         _cleanup_(closep) int dfd = open(m->state_dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         DIR *d;
         struct dirent *de;
@@ -435,7 +438,8 @@ static void manager_write_status(Manager *m, const ReportInput *in) {
         if (rw)
                 json_object_object_add(o, "reclaim", rw);
         text = json_format(o, true);
-        if (text && asprintf(&path, "%s/%s", m->state_dir, STATUS_FILE) >= 0) {
+        char name[STATUS_NAME_MAX];
+        if (text && asprintf(&path, "%s/%s", m->state_dir, manager_status_name(m->root, name)) >= 0) {
                 int r = write_file_atomic(path, text, strlen(text), 0644);
                 if (r < 0)
                         log_debug_errno(r, "Failed to write %s: %s", path, errno_str(r));
@@ -673,7 +677,8 @@ static int manager_shutdown(Manager *m) {
         }
         if (!m->dry_run) {
                 _cleanup_(freep) char *status = NULL;
-                if (asprintf(&status, "%s/%s", m->state_dir, STATUS_FILE) >= 0)
+                char name[STATUS_NAME_MAX];
+                if (asprintf(&status, "%s/%s", m->state_dir, manager_status_name(m->root, name)) >= 0)
                         (void) unlink(status);
         }
         return r;

@@ -23,6 +23,16 @@
  */
 #define LOCK_PATH "/run/pcptune/pcptuned.lock"
 
+/*
+ * The daemon's status file in its state directory: "status.json" for root "/", else
+ * "status-<FNV-1a 64 of root, 16 hex>.json" (root_state_name(), util.h), so that daemons on two
+ * roots sharing a state directory never show each other's state.  It is rewritten atomically
+ * after every sample and removed at a clean stop.  buf holds STATUS_NAME_MAX bytes; returns buf.
+ */
+#define STATUS_FILE "status.json"
+#define STATUS_NAME_MAX 40
+char *manager_status_name(const char *root, char buf[static STATUS_NAME_MAX]);
+
 /* The lock file of a root (root/run/pcptune/pcptuned.lock).  0 or -ENOMEM; the caller frees. */
 int manager_lock_path(const char *root, char **ret);
 

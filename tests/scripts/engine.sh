@@ -232,7 +232,7 @@ fi
 grep -q '"name": "vm.pcp_batch_scale_max"' "$tmp/state/$(journal_name "$tmp/root")" && tap_ok "both knobs are journaled" || tap_fail "journal" "$(cat "$tmp/state/$(journal_name "$tmp/root")")"
 # Later samples read -1 back as the knob at its floor (a kernel holding -1 still has the knob).
 sleep 1
-if ! log_has "has no pcp sysctl" && frac_is -1 && grep -q '"value": -1' "$tmp/state/status.json"; then
+if ! log_has "has no pcp sysctl" && frac_is -1 && grep -q '"value": -1' "$(status_file)"; then
 	tap_ok "samples after the write still see the knob, at -1"
 else
 	tap_fail "knob at -1" "fraction $(frac)" "$(cat "$tmp/log")"
@@ -249,10 +249,10 @@ for f in sys.argv[1:]:
 if grep -q '^vm.pcp_batch_scale_max = 2 (managed by pcptuned, original 5)$' "$tmp/st" &&
 	grep -A1 '^vm.pcp_batch_scale_max = ' "$tmp/st" | grep -q '^  last change: 5 -> 2 (policy ' &&
 	grep -q '^  manages vm.pcp_batch_scale_max: original 5, written 2$' "$tmp/st" &&
-	python3 -c "$scale_json" "$tmp/state/status.json" "$tmp/st.json"; then
+	python3 -c "$scale_json" "$(status_file)" "$tmp/st.json"; then
 	tap_ok "status shows vm.pcp_batch_scale_max: value, managed, original, last change (text, JSON, status file)"
 else
-	tap_fail "batch_scale_max in status" "$(cat "$tmp/st")" "$(python3 -c "$scale_json" "$tmp/state/status.json" "$tmp/st.json" 2>&1 | tail -3)"
+	tap_fail "batch_scale_max in status" "$(cat "$tmp/st")" "$(python3 -c "$scale_json" "$(status_file)" "$tmp/st.json" 2>&1 | tail -3)"
 fi
 stop_daemon TERM
 if frac_is 0 && scale_is 5; then tap_ok "stop restores both (0 and 5)"; else tap_fail "contrib restore" "fraction $(frac)"; fi

@@ -22,6 +22,7 @@ set_root() { # [fixture set]: a writable copy of its root/ at $tmp/root (default
 	cp -r "$FIXTURES/${1:-6.18.44-fc-live-smp2-24G}/root" "$tmp/root"
 	chmod -R u+w "$tmp/root"
 }
+status_file() { echo "$tmp/state/$(status_name "$tmp/root")"; } # the daemon's status file for $tmp/root
 frac() { cat "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction"; }
 frac_is() { [ "$(frac)" = "$1" ]; }
 policy_dir() { # name -> a root-owned copy of tests/policies/name: the directory 0755, the files 0644

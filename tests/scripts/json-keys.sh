@@ -73,8 +73,9 @@ if [ "$(id -u)" = 0 ]; then
 	mkdir "$tmp/policies"; cp "$top_srcdir/tests/policies/minimum/50-minimum.yaml" "$tmp/policies/"; chmod 0644 "$tmp/policies"/*
 	"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$tmp/policies" --interval 200ms >"$tmp/log" 2>&1 &
 	daemon_pid=$!
-	if wait_for 50 test -s "$tmp/state/status.json"; then
-		cp "$tmp/state/status.json" "$tmp/file.json"
+	sf="$tmp/state/$(status_name "$tmp/root")"
+	if wait_for 50 test -s "$sf"; then
+		cp "$sf" "$tmp/file.json"
 		check_doc "the daemon's status file" "the daemon's status file" "$tmp/file.json"
 		"$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" status --json >"$tmp/status2.json" 2>/dev/null
 		check_doc "status --json beside the daemon" 'status \-\-json' "$tmp/status2.json"

@@ -11,10 +11,10 @@
 fake_root_init liveness
 set_root
 mkdir "$tmp/policies"; cp "$top_srcdir/tests/policies/minimum/50-minimum.yaml" "$tmp/policies/"; chmod 0644 "$tmp/policies"/*
-live() { "$PCPTUNECTL" --state-dir "$tmp/state" liveness "$@"; }
+live() { "$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" liveness "$@"; }
 
 out=$(live 2>&1); rc=$?
-[ $rc = 1 ] && printf '%s' "$out" | grep -q "not sampling: no $tmp/state/status.json" &&
+[ $rc = 1 ] && printf '%s' "$out" | grep -q "not sampling: no $(status_file)" &&
 	tap_ok "no daemon: not alive (exit 1)" || tap_fail "no daemon" "rc=$rc" "$out"
 
 "$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$tmp/policies" --interval 200ms >"$tmp/log" 2>&1 &
@@ -38,11 +38,11 @@ wait_for 50 live --max-age 1s && tap_ok "sampling again: alive" || tap_fail "res
 
 # The limit follows the daemon's interval: 3 x 20 s = 60 s.
 kill -STOP "$daemon_pid"
-sed -i 's/"interval_usec": [0-9]*/"interval_usec": 20000000/' "$tmp/state/status.json"
+sed -i 's/"interval_usec": [0-9]*/"interval_usec": 20000000/' "$(status_file)"
 out=$(live 2>&1)
 printf '%s' "$out" | grep -q "(limit 60.0 s)" && tap_ok "the default limit is 3 sampling intervals when longer than 30 s" ||
 	tap_fail "interval limit" "$out"
-sed -i 's/"interval_usec": [0-9]*/"interval_usec": 5/' "$tmp/state/status.json"
+sed -i 's/"interval_usec": [0-9]*/"interval_usec": 5/' "$(status_file)"
 out=$(live 2>&1); rc=$?
 [ $rc = 1 ] && printf '%s' "$out" | grep -q "holds no valid sampling interval" &&
 	tap_ok "an interval out of range in the status file is refused" || tap_fail "bad interval" "rc=$rc" "$out"

@@ -105,12 +105,13 @@ frac_is 0 && tap_ok "the first daemon still restores its original (0) at exit" |
 
 # --- item 10: temporary files a killed run left are removed at the next start (ours only).
 set_root; rm -rf "$tmp/state"; mkdir -p "$tmp/state"; : >"$tmp/log"
-: >"$tmp/state/status.json.tmpAb3dEf"; : >"$JF.tmpXy12Z9"; : >"$JF.tmp-keep-me"
+: >"$(status_file).tmpAb3dEf"; : >"$JF.tmpXy12Z9"; : >"$JF.tmp-keep-me"
 : >"$tmp/state/restore.json.tmpQw34Rt" # root /'s: another daemon may be saving it
+: >"$tmp/state/status.json.tmpQw34Rt"
 start_daemon "$empty"; wait_for 50 log_has "started"; sleep 0.3; stop_daemon TERM
-if [ ! -e "$tmp/state/status.json.tmpAb3dEf" ] && [ ! -e "$JF.tmpXy12Z9" ] && [ -e "$JF.tmp-keep-me" ] &&
-	[ -e "$tmp/state/restore.json.tmpQw34Rt" ]; then
-	tap_ok "stale status.json.tmp* and the root's own journal's .tmp* are removed at start, root /'s are not"
+if [ ! -e "$(status_file).tmpAb3dEf" ] && [ ! -e "$JF.tmpXy12Z9" ] && [ -e "$JF.tmp-keep-me" ] &&
+	[ -e "$tmp/state/restore.json.tmpQw34Rt" ] && [ -e "$tmp/state/status.json.tmpQw34Rt" ]; then
+	tap_ok "the root's own stale status and journal .tmp* are removed at start, root /'s are not"
 else
 	tap_fail "tmp cleanup" "$(ls -a "$tmp/state")"
 fi
@@ -248,6 +249,18 @@ for order in AB BA; do
 		tap_ok "two roots, one state directory, HUP $order: each journal holds its root's original 0"
 	else
 		tap_fail "two roots journals ($order)" "fractions $(frac) $(frac2)" "$(ls "$tmp/state")" "$(cat "$tmp/log")"
+	fi
+	# Each root's status file, pid and liveness are its own daemon's (status-<hash>.json beside status.json).
+	sa=$("$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" status --json 2>/dev/null |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["daemon"].get("status",{}).get("pid"))' 2>/dev/null)
+	sb=$("$PCPTUNECTL" --root "$tmp/root2" --state-dir "$tmp/state" status --json 2>/dev/null |
+		python3 -c 'import json,sys; print(json.load(sys.stdin)["daemon"].get("status",{}).get("pid"))' 2>/dev/null)
+	if [ "$sa" = "$pa" ] && [ "$sb" = "$pb" ] && [ -s "$tmp/state/$(status_name "$tmp/root")" ] &&
+		[ -s "$tmp/state/$(status_name "$tmp/root2")" ] &&
+		"$PCPTUNECTL" --root "$tmp/root2" --state-dir "$tmp/state" liveness >/dev/null 2>&1; then
+		tap_ok "... each root's status shows its own daemon (pids $pa, $pb), one status file per root"
+	else
+		tap_fail "two roots status ($order)" "status pids: $sa $sb, daemons $pa $pb" "$(ls "$tmp/state")"
 	fi
 	kill -9 $pa $pb; wait $pa $pb 2>/dev/null; more_pids=""
 	"$PCPTUNECTL" --root "$tmp/root2" --state-dir "$tmp/state" status >"$tmp/out" 2>&1

@@ -34,7 +34,7 @@ POL
 chmod 0644 "$tmp/policies"/*
 "$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$tmp/policies" --interval 200ms >"$tmp/log" 2>&1 &
 daemon_pid=$!
-wait_for 50 grep -q '"last_change"' "$tmp/state/status.json" 2>/dev/null || tap_fail "the daemon changes the knob" "$(cat "$tmp/log")"
+wait_for 50 grep -q '"last_change"' "$(status_file)" 2>/dev/null || tap_fail "the daemon changes the knob" "$(cat "$tmp/log")"
 sleep 1.2
 "$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" status >"$tmp/text" 2>&1
 "$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" status --json >"$tmp/json" 2>&1

@@ -109,18 +109,20 @@ wait_for() { # tenths command...
 	done
 	return 1
 }
-# The file name of a root's restore journal in a state directory (daemon/act/journal.h): restore.json for /,
-# else restore-<FNV-1a 64-bit hash of the root's normalised path, 16 hex digits>.json.
-journal_name() { # root
+# The name of a per-root state file (root_state_name(), daemon/lib/util.c): BASE for root /,
+# else BASE with -<FNV-1a 64 of the root, 16 hex> before its extension.
+root_state_name() { # root base
 	local LC_ALL=C root i c h=-3750763034362895579 # the FNV offset basis 0xcbf29ce484222325, as bash's int64
 	root=$(realpath -m -- "$1")
-	if [ "$root" = / ]; then echo restore.json; return; fi
+	if [ "$root" = / ]; then echo "$2"; return; fi
 	for ((i = 0; i < ${#root}; i++)); do
 		printf -v c '%d' "'${root:i:1}"
 		h=$(((h ^ (c & 255)) * 1099511628211)) # the FNV 64-bit prime 0x100000001b3; wraps like uint64_t
 	done
-	printf 'restore-%016x.json\n' "$h"
+	printf '%s-%016x.%s\n' "${2%.*}" "$h" "${2##*.}"
 }
+journal_name() { root_state_name "$1" restore.json; } # root
+status_name() { root_state_name "$1" status.json; }   # root: the daemon's status file
 # No restore journal of any root left in a state directory.
 no_journal() { # state-dir
 	! compgen -G "$1/restore*.json" >/dev/null

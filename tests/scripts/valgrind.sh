@@ -50,7 +50,7 @@ if [ "$(id -u)" = 0 ]; then
 	# A change in the directory, then the symlinked directory retargeted: two watched reloads.
 	touch "$pol"/*.yaml; sleep 1.5
 	ln -sfn pol2 "$tmp/pol-link"; sleep 1.5
-	vg "$PCPTUNECTL" --state-dir "$tmp/state" liveness >"$tmp/out" 2>&1
+	vg "$PCPTUNECTL" --root "$tmp/root" --state-dir "$tmp/state" liveness >"$tmp/out" 2>&1
 	rc=$?; [ $rc = 0 ] && tap_ok "valgrind: pcptunectl liveness" || tap_fail "valgrind liveness" "exit $rc" "$(cat "$tmp/out")"
 	wrote_metrics=no; [ -s "$tmp/metrics/pcptune.prom" ] && wrote_metrics=yes
 	kill -TERM $pid; wait $pid; rc=$?; pid=""
