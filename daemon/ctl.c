@@ -6,6 +6,7 @@
  *   restore    put back the values of a restore journal by hand
  *   resume     hand a knob the administrator took back to the daemon
  *   liveness   is the daemon still sampling (a container's liveness probe)
+ *   check      the node's verdict for node-problem-detector (health.h)
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -23,6 +24,7 @@
 #include "act-sysctl.h"
 #include "capture.h"
 #include "calibration.h"
+#include "health.h"
 #include "journal.h"
 #include "messages.h"
 #include "model-wmark.h"
@@ -78,6 +80,8 @@ static const struct CtlCommandHelp {
         { "snapshot", " -o DIR|F.tar.gz", "capture what plan needs from this host (or --root)" },
         { "repair", "", "compare pagesets with the model; if they differ, recompute them (writes the pcp sysctl)" },
         { "liveness", "", "exit 0 if pcptuned sampled within --max-age (a liveness probe)" },
+        { "check", "", "the node's verdict in one line, exit 0 OK, 1 problem, 2 unknown\n"
+                       "(node-problem-detector's codes; docs/health.md)" },
         { "history", "", "what pcptuned changed, restored, backed off from, reclaimed and\n"
                          "reloaded, from the journal" },
 };
@@ -94,7 +98,7 @@ static const struct CtlOptionHelp {
           "  -r, --root DIR         kernel files below DIR (default /); for plan and status also a\n"
           "                         snapshot .tar.gz, for plan a directory of snapshots (one table\n"
           "                         for the fleet)" },
-        { "status restore resume plan repair liveness",
+        { "status restore resume plan repair liveness check",
           "  -s, --state-dir DIR    pcptuned's state directory (default " STATE_DIR_DEFAULT "; plan keeps a\n"
           "                         measured memcg cost there)" },
         { "status plan", "  -p, --policy-dir DIR   policies (status, plan; default as pcptuned)" },
@@ -671,8 +675,8 @@ static int cmd_validate(const CtlOptions *o, char **paths) {
  * Liveness: pcptuned rewrites <state>/status.json (atomically: a rename) after
  * every successful sample, so the file's age is the time since the last
  * sample.  A daemon that stopped sampling (its loop stuck, every read
- * failing) or is gone leaves an ageing file or none; --dry-run and --once
- * write none.  The limit is --max-age, else 3 of the sampling intervals the
+ * failing) or is gone leaves an ageing file or none; --once writes none
+ * (a dry run writes it too).  The limit is --max-age, else 3 of the sampling intervals the
  * file records (100 ms .. 24 h, checked), at least 30 s.  Exit 0 alive, 1 not.
  */
 static int cmd_liveness(const CtlOptions *o) {
@@ -685,7 +689,7 @@ static int cmd_liveness(const CtlOptions *o) {
                 return log_oom(), 1;
         if (stat(path, &st) < 0) {
                 if (errno == ENOENT)
-                        printf("pcptuned is not sampling: no %s (not started, stopped, or --dry-run)\n", path);
+                        printf("pcptuned is not sampling: no %s (not started, or stopped)\n", path);
                 else
                         printf("pcptuned is not sampling: cannot stat %s: %m\n", path);
                 return 1;
@@ -715,6 +719,15 @@ static int cmd_liveness(const CtlOptions *o) {
         printf("pcptuned is sampling: last sample %.1f s ago (limit %.1f s)\n", (double) age / USEC_PER_SEC,
                (double) limit / USEC_PER_SEC);
         return 0;
+}
+
+/* The node's verdict from the health file and the journal of the state directory (health_check_dir()). */
+static int cmd_check(const CtlOptions *o) {
+        char *dirs[] = { (char *) o->state_dir }, msg[640];
+        HealthVerdict v = health_check_dirs(dirs, 1, (int64_t) (now_usec(CLOCK_REALTIME) / USEC_PER_SEC), msg,
+                                            sizeof msg);
+        printf("%s\n", msg);
+        return (int) v;
 }
 
 static int cmd_restore(const CtlOptions *o) {
@@ -1384,6 +1397,8 @@ static int run_command(CtlOptions *o, const char *cmd, char **args) {
                 return cmd_repair(o);
         if (streq(cmd, "liveness"))
                 return no_arguments(cmd, args) ?: cmd_liveness(o);
+        if (streq(cmd, "check"))
+                return no_arguments(cmd, args) ?: cmd_check(o);
         fprintf(stderr, "pcptunectl: unknown command '%s' (see --help)\n", cmd);
         return 2;
 }

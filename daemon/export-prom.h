@@ -27,7 +27,8 @@
 
 /* The directory Debian's prometheus-node-exporter reads (its default --collector.textfile.directory). */
 #define PROM_DIR_DEFAULT "/var/lib/prometheus/node-exporter"
-/* The file's fixed name; the collector reads *.prom files only, so the temporary name is ignored. */
+/* The file's default name (--metrics-file NAME changes it); the collector reads *.prom files only, so the
+ * temporary name (".NAME.tmp") is ignored. */
 #define PROM_FILE "pcptune.prom"
 #define PROM_FILE_TMP ".pcptune.prom.tmp"
 
@@ -36,6 +37,7 @@
 typedef enum PromType {
         PROM_GAUGE,
         PROM_COUNTER,
+        PROM_HISTOGRAM,            /* <name>_bucket{le}, <name>_sum, <name>_count: prom_emit_histogram() */
         _PROM_TYPE_MAX,
         _PROM_TYPE_INVALID = -EINVAL,
 } PromType;
@@ -48,6 +50,9 @@ typedef struct KnobCounters {
         uint64_t restores;         /* originals written back by knob_release() (not dry-run) */
         uint64_t refused;          /* knob_apply() errors: out of range, unreadable, the kernel said no
                                     * (EINVAL...), or the journal could not record the original */
+        int last_errno;            /* errno (> 0) of the last write or restore that failed; 0 after one that
+                                    * succeeded, or none yet */
+        usec_t last_change_realtime_usec; /* CLOCK_REALTIME of the last write or restore (not dry-run); 0: none */
 } KnobCounters;
 
 /* One knob pcptuned may manage, as the manager knows it at the end of a sample. */
@@ -83,7 +88,20 @@ typedef struct DaemonCounters {
         int reclaim_swappiness;            /* memory.reclaim takes swappiness=: 1, 0, -1 unknown/not v2 */
         bool has_exits;                    /* the proc connector is open */
         uint64_t exits;                    /* process exits it counted */
+        /* The policy set (docs/health.md): the last load, its time, the set's hash. */
+        bool config_reload_ok;             /* the last load (start, SIGHUP, directory change) succeeded */
+        usec_t config_reload_success_realtime_usec; /* CLOCK_REALTIME of the last successful load */
+        char policy_hash[17];              /* policy_set_hash() of the set in use, "" unknown */
+        uint64_t journal_held;             /* knobs whose originals the journal holds (0 in a dry run) */
+        int crash_restore;                 /* a crashed predecessor's journal: CRASH_RESTORE_* */
 } DaemonCounters;
+
+/* pcptune_journal_crash_restore's states. */
+enum {
+        CRASH_RESTORE_NONE,                /* no crashed predecessor's journal */
+        CRASH_RESTORE_PENDING,             /* one is there, not restored (a dry run does not restore) */
+        CRASH_RESTORE_DONE,                /* restored at this start */
+};
 
 typedef struct PromInput {
         const ReportInput *report;         /* required: report->snap, report->mv; set/plan may be NULL */
@@ -116,6 +134,14 @@ size_t prom_metrics(const PromMetric **ret);
 void prom_emit(PromEmit *e, double value, ...);
 
 /*
+ * A histogram without labels but le: n upper bounds (seconds, ascending, +Inf
+ * added here) with the number of observations at most each (cumulative),
+ * their sum and count.
+ */
+void prom_emit_histogram(PromEmit *e, const double *bounds, const uint64_t *cumulative, size_t n, double sum,
+                         uint64_t count);
+
+/*
  * Render every metric of the table in the text format to f.  Metrics without
  * samples (unavailable here) are left out entirely.  0, or -EIO when writing
  * to f failed, -EINVAL when a row emitted a non-finite counter.
@@ -135,6 +161,20 @@ typedef struct PromWriter PromWriter;
 /* 0; -ENOENT/-ENOTDIR when dir does not exist (never created); -EBUSY when another
  * process holds the lock; other -errno from open(). */
 int prom_writer_open(const char *dir, PromWriter **ret);
+
+/*
+ * The same for the file name (--metrics-file: a plain file name ending in
+ * ".prom", no '/', not hidden: prom_file_name_valid()).  The default name locks
+ * the directory as above; another name writes without that lock (one
+ * pcptuned per name: a canary beside the service).  -EINVAL for a bad name.
+ */
+int prom_writer_open_name(const char *dir, const char *name, PromWriter **ret);
+
+/* Is name a metrics file's name: [A-Za-z0-9_.-], not starting with '.', ending in ".prom", < 128 bytes. */
+bool prom_file_name_valid(const char *name);
+
+/* The file's name (PROM_FILE unless given). */
+const char *prom_writer_name(const PromWriter *w);
 
 /* Render in and replace the file atomically.  0 or -errno (nothing replaced then). */
 int prom_writer_write(PromWriter *w, const PromInput *in);

@@ -26,11 +26,16 @@ static void help(void) {
                "      --json             with --once: print the report as JSON\n"
                "      --metrics-dir DIR  write Prometheus metrics to DIR/" PROM_FILE " after every sample\n"
                "                         (default: %s, if it exists, for root /)\n"
+               "      --metrics-file NAME  the metrics file's name in the metrics directory (default " PROM_FILE ";\n"
+               "                         a file name ending in .prom, no '/')\n"
                "      --no-metrics       write no metrics file\n"
                "      --list-metrics     list the metrics (name, type, unit, labels, help) and exit\n"
                "      --bulk-free-period DURATION\n"
                "                         one second of bulk-free tracing per DURATION (5s .. 24h,\n"
-               "                         default 60s; 0 never traces)\n"
+               "                         default 60s, none in a dry run; 0 never traces)\n"
+               "      --on-stop restore|keep|auto\n"
+               "                         on SIGTERM: hand the values back (default), keep them and the\n"
+               "                         journal for the next pcptuned, or auto: keep if systemd restarts us\n"
                "      --calibration-dir DIR\n"
                "                         where the bulk-free calibration is kept (default %s)\n"
                "  -v, --verbose          debug logging\n"
@@ -56,7 +61,7 @@ static void list_metrics(void) {
  */
 static int parse_args(int argc, char **argv, ManagerConfig *cfg, int *level) {
         enum { OPT_VERSION = 0x100, OPT_JSON, OPT_METRICS_DIR, OPT_NO_METRICS, OPT_LIST_METRICS, OPT_BULK_FREE_PERIOD,
-               OPT_CALIBRATION_DIR };
+               OPT_CALIBRATION_DIR, OPT_METRICS_FILE, OPT_ON_STOP };
         static const struct option options[] = {
                 { "policy-dir", required_argument, NULL, 'p' },
                 { "state-dir", required_argument, NULL, 's' },
@@ -67,6 +72,8 @@ static int parse_args(int argc, char **argv, ManagerConfig *cfg, int *level) {
                 { "json", no_argument, NULL, OPT_JSON },
                 { "metrics-dir", required_argument, NULL, OPT_METRICS_DIR },
                 { "no-metrics", no_argument, NULL, OPT_NO_METRICS },
+                { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+                { "on-stop", required_argument, NULL, OPT_ON_STOP },
                 { "list-metrics", no_argument, NULL, OPT_LIST_METRICS },
                 { "bulk-free-period", required_argument, NULL, OPT_BULK_FREE_PERIOD },
                 { "calibration-dir", required_argument, NULL, OPT_CALIBRATION_DIR },
@@ -110,6 +117,22 @@ static int parse_args(int argc, char **argv, ManagerConfig *cfg, int *level) {
                                 return 2;
                         }
                         cfg->metrics_dir = optarg;
+                        break;
+                case OPT_METRICS_FILE:
+                        if (!prom_file_name_valid(optarg)) {
+                                fprintf(stderr, "pcptuned: invalid --metrics-file '%s' (a file name ending in .prom: "
+                                                "letters, digits, '_', '-', '.', not starting with '.', no '/')\n",
+                                        optarg);
+                                return 2;
+                        }
+                        cfg->metrics_file = optarg;
+                        break;
+                case OPT_ON_STOP:
+                        if (on_stop_from_string(optarg) < 0) {
+                                fprintf(stderr, "pcptuned: invalid --on-stop '%s' (restore, keep or auto)\n", optarg);
+                                return 2;
+                        }
+                        cfg->on_stop = on_stop_from_string(optarg);
                         break;
                 case OPT_NO_METRICS:
                         cfg->no_metrics = true;

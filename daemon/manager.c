@@ -12,11 +12,13 @@
 
 #include "actuator.h"
 #include "export-prom.h"
+#include "health.h"
 #include "model-percpu.h"
 #include "log.h"
 #include "manager.h"
 #include "messages.h"
 #include "metrics.h"
+#include "onstop.h"
 #include "policy-eval.h"
 #include "policy.h"
 #include "policy-watch.h"
@@ -44,6 +46,8 @@ struct Manager {
         bool check_owner;
         FILE *report;
         char *metrics_dir;            /* NULL: no metrics */
+        char *metrics_file;           /* --metrics-file (PROM_FILE) */
+        OnStop on_stop;               /* --on-stop */
 
         sd_event *event;
         sd_event_source *timer;
@@ -97,6 +101,7 @@ Manager *manager_free(Manager *m) {
                 close(m->lock_fd);
         prom_writer_free(m->prom);
         free(m->metrics_dir);
+        free(m->metrics_file);
         free(m->root);
         free(m->policy_dir);
         free(m->state_dir);
@@ -130,8 +135,13 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
                         return -ENOMEM;
         }
         m->interval_usec = cfg->interval_usec ?: INTERVAL_DEFAULT_USEC;
+        /* A dry run changes no kernel state unless asked: it traces only with --bulk-free-period. */
         m->bulk_period_usec = cfg->bulk_free_period_usec == USEC_INFINITY ? 0
-                              : cfg->bulk_free_period_usec ?: BULK_PERIOD_DEFAULT_USEC;
+                              : cfg->bulk_free_period_usec ?: cfg->dry_run ? 0 : BULK_PERIOD_DEFAULT_USEC;
+        m->metrics_file = strdup(cfg->metrics_file ?: PROM_FILE);
+        m->on_stop = cfg->on_stop;
+        if (!m->metrics_file)
+                return -ENOMEM;
         m->dry_run = cfg->dry_run;
         m->once = cfg->once;
         m->json = cfg->json;
@@ -313,18 +323,20 @@ static void manager_open_metrics(Manager *m) {
 
         if (!m->metrics_dir)
                 return;
-        r = prom_writer_open(m->metrics_dir, &m->prom);
+        r = prom_writer_open_name(m->metrics_dir, m->metrics_file, &m->prom);
         if (r == -ENOENT || r == -ENOTDIR)
                 log_notice("Metrics are off: %s does not exist (pcptuned never creates it: install "
                            "prometheus-node-exporter, or set --metrics-dir)", m->metrics_dir);
         else if (r == -EBUSY)
-                log_notice("Metrics are off: another pcptuned writes %s/%s", m->metrics_dir, PROM_FILE);
+                log_notice("Metrics are off: another pcptuned writes %s/%s", m->metrics_dir, m->metrics_file);
         else if (r < 0)
                 log_warning_errno(r, "Failed to open the metrics directory %s: %s; metrics are off", m->metrics_dir,
                                   errno_str(r));
         else
-                log_info("Writing metrics to %s/%s after every sample", m->metrics_dir, PROM_FILE);
+                log_info("Writing metrics to %s/%s after every sample", m->metrics_dir, m->metrics_file);
 }
+
+static void manager_note_load(Manager *m, bool ok);
 
 int manager_startup(Manager *m) {
         int r;
@@ -332,6 +344,7 @@ int manager_startup(Manager *m) {
         r = manager_load_policies(m, true);
         if (r < 0)
                 return r;
+        manager_note_load(m, true);
         r = bulk_sampler_new(&(BulkSamplerConfig){ .root = m->root, .period_usec = m->bulk_period_usec,
                                                    .calibration_dir = m->calibration_dir,
                                                    .calibration_dir_given = m->calibration_dir_given,
@@ -393,10 +406,59 @@ static void manager_write_metrics(Manager *m, const ReportInput *in) {
         r = prom_writer_write(m->prom, &pin);
         if (r < 0 && r != m->prom_error)
                 log_warning_errno(r, "Failed to write %s/%s: %s, will retry at the next sample",
-                                  prom_writer_dir(m->prom), PROM_FILE, errno_str(r));
+                                  prom_writer_dir(m->prom), prom_writer_name(m->prom), errno_str(r));
         else if (r >= 0 && m->prom_error < 0)
-                log_info("Wrote %s/%s again", prom_writer_dir(m->prom), PROM_FILE);
+                log_info("Wrote %s/%s again", prom_writer_dir(m->prom), prom_writer_name(m->prom));
         m->prom_error = MIN(r, 0);
+}
+
+/*
+ * A dry run writes its status and health file unless a pcptuned that writes holds the lock with this very
+ * state directory (a hand-run dry run beside the service must not overwrite its files).
+ */
+static bool manager_state_taken(Manager *m) {
+        _cleanup_(freep) char *theirs = NULL, *ours = NULL;
+        if (!m->dry_run || manager_lock_owner(m->root, &theirs) <= 0 || !theirs)
+                return false;
+        ours = realpath(m->state_dir, NULL);
+        return ours && streq(ours, theirs);
+}
+
+/* The node's state for the metrics and the health file (docs/health.md): what the journal holds, and a dry
+ * run's view of a crashed run's journal (pending: a dry run restores nothing). */
+static void manager_node_state(Manager *m) {
+        const KnobState *k = actuator_knobs(m->act);
+        _cleanup_(freep) char *journal = NULL;
+        struct stat st;
+
+        m->counters.journal_held = 0;
+        for (KnobId id = 0; id < _KNOB_ID_MAX && !m->dry_run; id++)
+                m->counters.journal_held += k[id].managed;
+        if (!m->dry_run)
+                m->counters.crash_restore = actuator_crash_restored(m->act) ? CRASH_RESTORE_DONE : CRASH_RESTORE_NONE;
+        else if (asprintf(&journal, "%s/" JOURNAL_FILE, m->state_dir) >= 0)
+                m->counters.crash_restore = lstat(journal, &st) >= 0 && !handover_marked(m->state_dir) &&
+                                                            manager_lock_owner(m->root, NULL) <= 0
+                                                    ? CRASH_RESTORE_PENDING
+                                                    : CRASH_RESTORE_NONE;
+}
+
+static void manager_write_health(Manager *m, const char *reason_ok) {
+        if (m->once || manager_state_taken(m))
+                return;
+        int r = health_write_daemon(m->state_dir, &m->counters, actuator_counters(m->act), m->dry_run,
+                                    m->interval_usec, reason_ok);
+        if (r < 0)
+                log_debug_errno(r, "Failed to write %s/" HEALTH_FILE ": %s", m->state_dir, errno_str(r));
+}
+
+/* The outcome of a policy load, for pcptune_config_* and the health file. */
+static void manager_note_load(Manager *m, bool ok) {
+        m->counters.config_reload_ok = ok;
+        if (!ok)
+                return;
+        m->counters.config_reload_success_realtime_usec = now_usec(CLOCK_REALTIME);
+        policy_set_hash(m->policies, m->counters.policy_hash);
 }
 
 static void manager_write_status(Manager *m, const ReportInput *in) {
@@ -404,7 +466,7 @@ static void manager_write_status(Manager *m, const ReportInput *in) {
         json_object *o, *d;
         const char *text;
 
-        if (m->dry_run || m->once)
+        if (m->once || manager_state_taken(m))
                 return;
         o = report_to_json(in);
         if (!o)
@@ -506,7 +568,9 @@ static int manager_sample_full(Manager *m, bool cheap) {
                 return r;
         m->counters.last_sample_usec = now_usec(CLOCK_MONOTONIC) - wall0;
         m->counters.last_sample_realtime_usec = now_usec(CLOCK_REALTIME);
+        manager_node_state(m);
         manager_write_metrics(m, &in);
+        manager_write_health(m, NULL);
         log_debug("Sample %" PRIu64 " took %" PRIu64 " us of CPU%s%s%s", m->counters.samples, m->last_sample_cpu_usec,
                   cheap ? " (cheap)" : "", s->zoneinfo_reused ? ", zoneinfo reused" : "",
                   s->memcg_reused ? ", memcg counts reused" : "");
@@ -570,7 +634,9 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 static void manager_reload(Manager *m, const char *why) {
         (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading policies (%s)",
                           now_usec(CLOCK_MONOTONIC), why);
-        if (manager_load_policies(m, false) >= 0)
+        bool loaded = manager_load_policies(m, false) >= 0;
+        manager_note_load(m, loaded);
+        if (loaded)
                 triggers_policies_changed(m->triggers);
         /* Whether or not the new set loaded: watch what the path names now, so a fix is seen. */
         if (m->policy_watch)
@@ -653,23 +719,34 @@ static int manager_setup_loop(Manager *m) {
 
 /* Put everything back: every managed knob that still holds what we wrote. */
 static int manager_shutdown(Manager *m) {
+        char why[384];
         int r;
 
         (void) sd_notify(false, "STOPPING=1\nSTATUS=Restoring original values");
         bulk_sampler_stop(m->bulk);
-        r = actuator_stop(m->act);
+        /* --on-stop: keep the values for the next pcptuned (onstop.h), or hand them back. */
+        bool keep = !m->dry_run && on_stop_resolve(m->on_stop, why, sizeof why);
+        if (!m->dry_run && m->on_stop != ON_STOP_RESTORE)
+                log_info("Stopping: %s", why);
+        r = keep ? actuator_hand_over(m->act) : actuator_stop(m->act);
         if (m->prom) {
                 int q = prom_writer_remove(m->prom);
                 if (q < 0)
-                        log_warning_errno(q, "Failed to remove %s/%s: %s", prom_writer_dir(m->prom), PROM_FILE,
+                        log_warning_errno(q, "Failed to remove %s/%s: %s", prom_writer_dir(m->prom), prom_writer_name(m->prom),
                                           errno_str(q));
         }
-        if (!m->dry_run) {
+        if (!manager_state_taken(m)) {
                 _cleanup_(freep) char *status = NULL;
                 if (asprintf(&status, "%s/%s", m->state_dir, STATUS_FILE) >= 0)
                         (void) unlink(status);
+                /* Values kept: a last health file says so (it ages into a problem if no pcptuned follows). */
+                m->counters.journal_held = r > 0 ? (uint64_t) r : 0;
+                if (r > 0)
+                        manager_write_health(m, "stopped, values kept for the next pcptuned");
+                else
+                        (void) health_remove(m->state_dir);
         }
-        return r;
+        return MIN(r, 0);
 }
 
 int manager_run(Manager *m) {
@@ -687,8 +764,14 @@ int manager_run(Manager *m) {
         r = manager_setup_loop(m);
         if (r < 0)
                 return 1;
-        log_info("pcptuned %s started: root %s, interval %.1f s%s", PACKAGE_VERSION, m->root,
-                 (double) m->interval_usec / (double) USEC_PER_SEC, m->dry_run ? ", dry-run (never writes)" : "");
+        char tracing[64] = "bulk-free tracing off";
+        if (m->bulk_period_usec > 0)
+                snprintf(tracing, sizeof tracing, "bulk-free tracing 1 s per %.0f s",
+                         (double) m->bulk_period_usec / (double) USEC_PER_SEC);
+        log_info("pcptuned %s started: root %s, interval %.1f s, %s%s%s", PACKAGE_VERSION, m->root,
+                 (double) m->interval_usec / (double) USEC_PER_SEC, tracing,
+                 m->dry_run ? ", dry-run (writes no kernel value)" : ", on stop: ",
+                 m->dry_run ? "" : on_stop_to_string(m->on_stop));
         r = sd_event_loop(m->event);
         if (r < 0)
                 log_error_errno(r, "Event loop failed: %s", errno_str(r));
