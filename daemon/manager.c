@@ -353,8 +353,12 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_oom();
         manager_open_metrics(m);
-        if (m->dry_run)
+        if (m->dry_run) {
+                /* Its status and health file go there (the canary's own directory). */
+                if (!m->once && (r = mkdir_p(m->state_dir, 0755)) < 0)
+                        log_warning_errno(r, "Failed to create the state directory %s: %s", m->state_dir, errno_str(r));
                 return 0;
+        }
 
         r = manager_take_lock(m);
         if (r < 0)
