@@ -421,11 +421,16 @@ static void manager_write_metrics(Manager *m, const ReportInput *in) {
  * state directory (a hand-run dry run beside the service must not overwrite its files).
  */
 static bool manager_state_taken(Manager *m) {
-        _cleanup_(freep) char *theirs = NULL, *ours = NULL;
-        if (!m->dry_run || manager_lock_owner(m->root, &theirs) <= 0 || !theirs)
+        _cleanup_(freep) char *ours = NULL;
+        if (!m->dry_run || !(ours = realpath(m->state_dir, NULL)))
                 return false;
-        ours = realpath(m->state_dir, NULL);
-        return ours && streq(ours, theirs);
+        /* Our root's daemon, and the host's (a dry run on a fake root with the host's state directory). */
+        for (int i = 0; i < 2; i++) {
+                _cleanup_(freep) char *theirs = NULL;
+                if (manager_lock_owner(i == 0 ? m->root : "/", &theirs) > 0 && theirs && streq(ours, theirs))
+                        return true;
+        }
+        return false;
 }
 
 /* The node's state for the metrics and the health file (docs/health.md): what the journal holds, and a dry
