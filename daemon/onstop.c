@@ -54,8 +54,7 @@ static int bus_connect(sd_bus **ret) {
         return 0;
 }
 
-/* The JobType of unit's pending job: 1 and *ret (malloc'd), 0 when none is pending, -errno. */
-static int unit_job_type(sd_bus *bus, const char *unit, char **ret, char *why, size_t why_size) {
+int on_stop_unit_job_type(sd_bus *bus, const char *unit, char **ret, char *why, size_t why_size) {
         _cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
         _cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
         _cleanup_(freep) char *unit_path = NULL;
@@ -123,7 +122,7 @@ bool on_stop_resolve(OnStop mode, char *why, size_t why_size) {
                 return false;
         }
         char err[200] = "";
-        r = unit_job_type(bus, unit, &type, err, sizeof err);
+        r = on_stop_unit_job_type(bus, unit, &type, err, sizeof err);
         if (r < 0) {
                 snprintf(why, why_size, "--on-stop=auto: %s: restoring", err);
                 return false;

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include <systemd/sd-bus.h>
+
 #include "act-sysctl.h"
 #include "journal.h"
 
@@ -51,6 +53,15 @@ bool on_stop_job_type_keeps(const char *job_type);
  * bus, no job) restores.  why (may be NULL) says which and why, for the log.
  */
 bool on_stop_resolve(OnStop mode, char *why, size_t why_size);
+
+/*
+ * The JobType of unit's pending job, asked on bus (a connection to systemd):
+ * org.freedesktop.systemd1.Manager.GetUnit(unit), the unit's
+ * org.freedesktop.systemd1.Unit.Job property (uo) and, when its id is not 0,
+ * the job's org.freedesktop.systemd1.Job.JobType.  1 and *ret (malloc'd), 0
+ * when no job is pending (*ret NULL), or -errno with why filled.
+ */
+int on_stop_unit_job_type(sd_bus *bus, const char *unit, char **ret, char *why, size_t why_size);
 
 /* Write STATE_DIR/handover (atomically, 0644): our pid and the time.  0 or -errno. */
 int handover_mark(const char *state_dir);

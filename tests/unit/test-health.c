@@ -7,7 +7,9 @@
  * removed, an administrator's value left alone.
  */
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "test-helpers.h"
 
@@ -45,6 +47,116 @@ static void test_on_stop_decision(void **state) {
         assert_non_null(strstr(why, "--on-stop=auto: "));
         assert_non_null(strstr(why, "restoring"));
         assert_false(on_stop_resolve(ON_STOP_AUTO, NULL, 0));
+}
+
+/*
+ * A stand-in for systemd's bus objects, served over a socketpair as systemd serves /run/systemd/private:
+ * Manager.GetUnit, the unit's Job property and the job's JobType, for the job type in fake_job_type
+ * (NULL: no job pending).
+ */
+static const char *fake_job_type;
+
+static int fake_get_unit(sd_bus_message *m, void *userdata, sd_bus_error *error) {
+        const char *name;
+        int r = sd_bus_message_read(m, "s", &name);
+        if (r < 0)
+                return r;
+        if (strcmp(name, "pcptuned.service") != 0)
+                return sd_bus_error_setf(error, "org.freedesktop.systemd1.NoSuchUnit", "Unit %s not loaded.", name);
+        return sd_bus_reply_method_return(m, "o", "/org/freedesktop/systemd1/unit/pcptuned_2eservice");
+}
+
+static int fake_unit_job(sd_bus *bus, const char *path, const char *interface, const char *property,
+                         sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return fake_job_type ? sd_bus_message_append(reply, "(uo)", 42u, "/org/freedesktop/systemd1/job/42")
+                             : sd_bus_message_append(reply, "(uo)", 0u, "/");
+}
+
+static int fake_job_type_get(sd_bus *bus, const char *path, const char *interface, const char *property,
+                             sd_bus_message *reply, void *userdata, sd_bus_error *error) {
+        return sd_bus_message_append(reply, "s", fake_job_type);
+}
+
+static const sd_bus_vtable fake_manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_METHOD("GetUnit", "s", "o", fake_get_unit, 0),
+        SD_BUS_VTABLE_END,
+};
+static const sd_bus_vtable fake_unit_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Job", "(uo)", fake_unit_job, 0, 0),
+        SD_BUS_VTABLE_END,
+};
+static const sd_bus_vtable fake_job_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("JobType", "s", fake_job_type_get, 0, 0),
+        SD_BUS_VTABLE_END,
+};
+
+/* The job type pcptuned reads over a connection to the stand-in, and whether that keeps. */
+static int ask_fake_systemd(const char *job_type, const char *unit, char **ret) {
+        int sv[2], r;
+        char why[256] = "";
+        sd_bus *bus = NULL;
+        pid_t pid;
+
+        assert_int_equal(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+        fake_job_type = job_type;
+        pid = fork();
+        assert_true(pid >= 0);
+        if (pid == 0) {
+                sd_bus *srv = NULL;
+                sd_id128_t id;
+                close(sv[0]);
+                if (sd_id128_randomize(&id) < 0 || sd_bus_new(&srv) < 0 || sd_bus_set_fd(srv, sv[1], sv[1]) < 0 ||
+                    sd_bus_set_server(srv, 1, id) < 0 || sd_bus_set_anonymous(srv, 1) < 0 ||
+                    sd_bus_add_object_vtable(srv, NULL, "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                                             fake_manager_vtable, NULL) < 0 ||
+                    sd_bus_add_object_vtable(srv, NULL, "/org/freedesktop/systemd1/unit/pcptuned_2eservice",
+                                             "org.freedesktop.systemd1.Unit", fake_unit_vtable, NULL) < 0 ||
+                    sd_bus_add_object_vtable(srv, NULL, "/org/freedesktop/systemd1/job/42",
+                                             "org.freedesktop.systemd1.Job", fake_job_vtable, NULL) < 0 ||
+                    sd_bus_start(srv) < 0)
+                        _exit(1);
+                for (;;) {
+                        int k = sd_bus_process(srv, NULL);
+                        if (k < 0)
+                                _exit(0); /* the client hung up */
+                        if (k == 0 && sd_bus_wait(srv, 5 * USEC_PER_SEC) <= 0)
+                                _exit(0);
+                }
+        }
+        close(sv[1]);
+        assert_true(sd_bus_new(&bus) >= 0);
+        assert_true(sd_bus_set_fd(bus, sv[0], sv[0]) >= 0);
+        assert_true(sd_bus_set_anonymous(bus, 1) >= 0);
+        assert_true(sd_bus_start(bus) >= 0);
+        r = on_stop_unit_job_type(bus, unit, ret, why, sizeof why);
+        if (r < 0)
+                assert_true(why[0] != 0);
+        sd_bus_flush_close_unref(bus);
+        int status;
+        assert_int_equal(waitpid(pid, &status, 0), pid);
+        return r;
+}
+
+static void test_on_stop_systemd(void **state) {
+        static const char *const types[] = { "restart", "try-restart", "reload-or-restart", "stop", "start", "reload" };
+        char *type = NULL;
+
+        for (size_t i = 0; i < ELEMENTSOF(types); i++) {
+                assert_int_equal(ask_fake_systemd(types[i], "pcptuned.service", &type), 1);
+                assert_string_equal(type, types[i]);
+                assert_int_equal(on_stop_job_type_keeps(type), i < 3);
+                free(type);
+                type = NULL;
+        }
+        /* No job pending (a signal sent by hand): 0, restore. */
+        assert_int_equal(ask_fake_systemd(NULL, "pcptuned.service", &type), 0);
+        assert_null(type);
+        assert_false(on_stop_job_type_keeps(type));
+        /* systemd does not know the unit: an error, restore. */
+        assert_true(ask_fake_systemd("restart", "other.service", &type) < 0);
 }
 
 static void test_self_verdict(void **state) {
@@ -370,7 +482,8 @@ static void test_handover(void **state) {
 
 int main(void) {
         const struct CMUnitTest tests[] = {
-                cmocka_unit_test(test_on_stop_decision), cmocka_unit_test(test_self_verdict),
+                cmocka_unit_test(test_on_stop_decision), cmocka_unit_test(test_on_stop_systemd),
+                cmocka_unit_test(test_self_verdict),
                 cmocka_unit_test(test_format_parse),     cmocka_unit_test(test_parse_rejects),
                 cmocka_unit_test(test_check_dir),        cmocka_unit_test(test_write),
                 cmocka_unit_test(test_handover),
