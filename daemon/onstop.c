@@ -133,20 +133,40 @@ bool on_stop_resolve(OnStop mode, char *why, size_t why_size) {
         return keep;
 }
 
+/* The journal file's identity ("inode:mtime in ns"): the mark names the journal it hands over, so that a
+ * journal written after it (a crash of another writer) is never taken for the handed-over one. */
+static int journal_identity(const char *state_dir, char *buf, size_t size) {
+        _cleanup_(freep) char *path = NULL;
+        struct stat st;
+
+        if (asprintf(&path, "%s/" JOURNAL_FILE, state_dir) < 0)
+                return -ENOMEM;
+        if (lstat(path, &st) < 0)
+                return -errno;
+        snprintf(buf, size, "%" PRIu64 ":%" PRIu64, (uint64_t) st.st_ino,
+                 (uint64_t) st.st_mtim.tv_sec * UINT64_C(1000000000) + (uint64_t) st.st_mtim.tv_nsec);
+        return 0;
+}
+
 int handover_mark(const char *state_dir) {
         _cleanup_(freep) char *path = NULL;
-        char text[96];
+        char text[160], id[64];
+        int r;
 
         if (asprintf(&path, "%s/" HANDOVER_FILE, state_dir) < 0)
                 return -ENOMEM;
-        int n = snprintf(text, sizeof text, "PCPTUNE_HANDOVER=1\nPID=%d\nSTOPPED=%" PRIu64 "\n", (int) getpid(),
-                         now_usec(CLOCK_REALTIME) / USEC_PER_SEC);
+        r = journal_identity(state_dir, id, sizeof id);
+        if (r < 0)
+                return r;
+        int n = snprintf(text, sizeof text, "PCPTUNE_HANDOVER=1\nPID=%d\nSTOPPED=%" PRIu64 "\nJOURNAL=%s\n",
+                         (int) getpid(), now_usec(CLOCK_REALTIME) / USEC_PER_SEC, id);
         return write_file_atomic(path, text, (size_t) n, 0644);
 }
 
 /* The mark, validated like the journal: a small regular file of root's (or ours), not writable by others,
- * starting with PCPTUNE_HANDOVER=1.  true when valid; *ret_pid its PID (0: unreadable). */
-static bool handover_read(const char *path, int64_t *ret_pid) {
+ * starting with PCPTUNE_HANDOVER=1, naming the journal now in state_dir.  true when valid; *ret_pid its PID
+ * (0: unreadable). */
+static bool handover_read(const char *state_dir, const char *path, int64_t *ret_pid) {
         _cleanup_(closep) int fd = -EBADF;
         _cleanup_(freep) char *text = NULL;
         struct stat st;
@@ -159,7 +179,15 @@ static bool handover_read(const char *path, int64_t *ret_pid) {
         if (fstat(fd, &st) < 0 || !S_ISREG(st.st_mode) || (st.st_uid != 0 && st.st_uid != geteuid()) ||
             (st.st_mode & 0022) || st.st_size > 256)
                 return false;
-        if (read_fd_full(fd, 256, &text, &len) < 0 || len < 19 || memcmp(text, "PCPTUNE_HANDOVER=1\n", 19) != 0)
+        if (read_fd_full(fd, 256, &text, &len) < 0 || len < 19 || memcmp(text, "PCPTUNE_HANDOVER=1\n", 19) != 0 ||
+            memchr(text, 0, len))
+                return false;
+        char id[64], want[80];
+        const char *jl = strstr(text, "\nJOURNAL=");
+        if (!jl || journal_identity(state_dir, id, sizeof id) < 0)
+                return false;
+        snprintf(want, sizeof want, "\nJOURNAL=%s\n", id);
+        if (strncmp(jl, want, strlen(want)) != 0)
                 return false;
         const char *p = strstr(text, "\nPID=");
         if (p) {
@@ -180,7 +208,7 @@ bool handover_marked(const char *state_dir) {
         _cleanup_(freep) char *path = NULL;
         int64_t pid;
 
-        return asprintf(&path, "%s/" HANDOVER_FILE, state_dir) >= 0 && handover_read(path, &pid);
+        return asprintf(&path, "%s/" HANDOVER_FILE, state_dir) >= 0 && handover_read(state_dir, path, &pid);
 }
 
 int handover_adopt(const char *state_dir, const char *root, KnobState knobs[], Journal **ret) {
@@ -194,9 +222,9 @@ int handover_adopt(const char *state_dir, const char *root, KnobState knobs[], J
                 return log_oom();
         if (access(path, F_OK) < 0)
                 return 0;
-        if (!handover_read(path, &pid)) {
-                log_warning("Ignoring %s: not a handover mark pcptuned wrote (a journal there is restored as after "
-                            "a crash)", path);
+        if (!handover_read(state_dir, path, &pid)) {
+                log_warning("Ignoring %s: not a handover mark of the journal there (a journal there is restored as "
+                            "after a crash)", path);
                 if (unlink(path) < 0)
                         return log_error_errno(errno, "Failed to remove %s: %m; refusing to start over it", path);
                 return 0;

@@ -63,7 +63,11 @@ bool on_stop_resolve(OnStop mode, char *why, size_t why_size);
  */
 int on_stop_unit_job_type(sd_bus *bus, const char *unit, char **ret, char *why, size_t why_size);
 
-/* Write STATE_DIR/handover (atomically, 0644): our pid and the time.  0 or -errno. */
+/*
+ * Write STATE_DIR/handover (atomically, 0644): our pid, the time, and the
+ * identity (inode, mtime) of the journal it hands over; a mark naming another
+ * journal than the one there is not trusted.  0, -ENOENT (no journal), -errno.
+ */
 int handover_mark(const char *state_dir);
 
 /*

@@ -467,11 +467,21 @@ static void test_handover(void **state) {
         assert_null(j);
         assert_true(stat(mark, &st) < 0 && errno == ENOENT);
         assert_int_equal(stat(jpath, &st), 0);
-        /* A mark with no journal: nothing to adopt, the mark removed. */
-        assert_int_equal(unlink(jpath), 0);
+        /* A journal written after the mark (another writer that crashed) is not the one handed over. */
         assert_int_equal(handover_mark(sd), 0);
+        assert_true(handover_marked(sd));
+        make_journal(root, sd, 1000, 1000);
+        assert_false(handover_marked(sd));
         assert_int_equal(handover_adopt(sd, root, knobs, &j), 0);
         assert_true(stat(mark, &st) < 0 && errno == ENOENT);
+        assert_int_equal(stat(jpath, &st), 0);
+        /* A mark whose journal is gone (`pcptunectl restore`): nothing to adopt, the mark removed. */
+        assert_int_equal(handover_mark(sd), 0);
+        assert_int_equal(unlink(jpath), 0);
+        assert_int_equal(handover_adopt(sd, root, knobs, &j), 0);
+        assert_true(stat(mark, &st) < 0 && errno == ENOENT);
+        /* No journal: no mark. */
+        assert_int_equal(handover_mark(sd), -ENOENT);
 
         free(sd);
         free(mark);
