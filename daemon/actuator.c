@@ -231,8 +231,12 @@ static int knob_count(KnobCounters *c, bool dry_run, int r) {
                 c->restores++;
         else if (r < 0)
                 c->refused++;
+        /* The last errno clears when a write succeeds or the knob holds the value wanted (a probe value the
+         * kernel rejected, then the fallback already in place, is no refusal that lasts). */
         if (r < 0)
                 c->last_errno = -r;
+        else if (r == KNOB_NOOP)
+                c->last_errno = 0;
         else if (r == KNOB_WRITTEN || (r == KNOB_RESTORED && !dry_run)) {
                 c->last_errno = 0;
                 c->last_change_realtime_usec = now_usec(CLOCK_REALTIME);
