@@ -447,7 +447,7 @@ static void manager_node_state(Manager *m) {
                 m->counters.crash_restore = actuator_crash_restored(m->act) ? CRASH_RESTORE_DONE : CRASH_RESTORE_NONE;
         else if (asprintf(&journal, "%s/" JOURNAL_FILE, m->state_dir) >= 0)
                 m->counters.crash_restore = lstat(journal, &st) >= 0 && !handover_marked(m->state_dir) &&
-                                                            manager_lock_owner(m->root, NULL) <= 0
+                                                            !manager_state_taken(m)
                                                     ? CRASH_RESTORE_PENDING
                                                     : CRASH_RESTORE_NONE;
 }
