@@ -4,9 +4,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "act-sysctl.h"
 #include "export-prom.h"
 #include "health.h"
 #include "journal.h"
+#include "manager.h"
+#include "onstop.h"
 #include "policy.h"
 #include "util.h"
 
@@ -309,4 +312,34 @@ void policy_set_hash(const PolicySet *set, char ret[17]) {
                 h = fnv1a(h, "", 1);
         }
         snprintf(ret, 17, "%016" PRIx64, h);
+}
+
+bool health_state_dir_taken(const char *root, const char *state_dir) {
+        _cleanup_(freep) char *ours = realpath(state_dir, NULL);
+        if (!ours)
+                return false;
+        for (int i = 0; i < 2; i++) {
+                _cleanup_(freep) char *theirs = NULL;
+                if (manager_lock_owner(i == 0 ? root : "/", &theirs) > 0 && theirs && streq(ours, theirs))
+                        return true;
+        }
+        return false;
+}
+
+uint64_t health_held_knobs(const KnobState *knobs) {
+        uint64_t n = 0;
+        for (KnobId id = 0; id < _KNOB_ID_MAX; id++)
+                n += knobs[id].managed;
+        return n;
+}
+
+int health_crash_restore_state(const char *state_dir, bool dry_run, bool restored, bool taken) {
+        _cleanup_(freep) char *journal = NULL;
+        struct stat st;
+
+        if (!dry_run)
+                return restored ? CRASH_RESTORE_DONE : CRASH_RESTORE_NONE;
+        if (taken || asprintf(&journal, "%s/" JOURNAL_FILE, state_dir) < 0)
+                return CRASH_RESTORE_NONE;
+        return lstat(journal, &st) >= 0 && !handover_marked(state_dir) ? CRASH_RESTORE_PENDING : CRASH_RESTORE_NONE;
 }

@@ -102,3 +102,23 @@ int health_write_daemon(const char *state_dir, const struct DaemonCounters *c, c
  * unreadable one counts by its name only.
  */
 void policy_set_hash(const struct PolicySet *set, char ret[17]);
+
+struct KnobState;
+
+/*
+ * Whether a running pcptuned (holding the lock of root, or of the host "/"
+ * for a fake root) has state_dir as its state directory: a dry run then
+ * writes no status or health file there.
+ */
+bool health_state_dir_taken(const char *root, const char *state_dir);
+
+/* Managed knobs among knobs[] (_KNOB_ID_MAX rows, by KnobId): the values the journal holds. */
+uint64_t health_held_knobs(const struct KnobState *knobs);
+
+/*
+ * pcptune_journal_crash_restore's state: a daemon that writes says done when
+ * it restored a crashed run's journal at start (restored), else none; a dry
+ * run, which restores nothing, says pending for a journal in state_dir that
+ * is neither handed over (onstop.h) nor a running pcptuned's (taken).
+ */
+int health_crash_restore_state(const char *state_dir, bool dry_run, bool restored, bool taken);

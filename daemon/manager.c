@@ -416,40 +416,16 @@ static void manager_write_metrics(Manager *m, const ReportInput *in) {
         m->prom_error = MIN(r, 0);
 }
 
-/*
- * A dry run writes its status and health file unless a pcptuned that writes holds the lock with this very
- * state directory (a hand-run dry run beside the service must not overwrite its files).
- */
+/* A dry run leaves the files of a running pcptuned with the same state directory alone (health.h). */
 static bool manager_state_taken(Manager *m) {
-        _cleanup_(freep) char *ours = NULL;
-        if (!m->dry_run || !(ours = realpath(m->state_dir, NULL)))
-                return false;
-        /* Our root's daemon, and the host's (a dry run on a fake root with the host's state directory). */
-        for (int i = 0; i < 2; i++) {
-                _cleanup_(freep) char *theirs = NULL;
-                if (manager_lock_owner(i == 0 ? m->root : "/", &theirs) > 0 && theirs && streq(ours, theirs))
-                        return true;
-        }
-        return false;
+        return m->dry_run && health_state_dir_taken(m->root, m->state_dir);
 }
 
-/* The node's state for the metrics and the health file (docs/health.md): what the journal holds, and a dry
- * run's view of a crashed run's journal (pending: a dry run restores nothing). */
+/* The journal's state for the metrics and the health file (docs/health.md). */
 static void manager_node_state(Manager *m) {
-        const KnobState *k = actuator_knobs(m->act);
-        _cleanup_(freep) char *journal = NULL;
-        struct stat st;
-
-        m->counters.journal_held = 0;
-        for (KnobId id = 0; id < _KNOB_ID_MAX && !m->dry_run; id++)
-                m->counters.journal_held += k[id].managed;
-        if (!m->dry_run)
-                m->counters.crash_restore = actuator_crash_restored(m->act) ? CRASH_RESTORE_DONE : CRASH_RESTORE_NONE;
-        else if (asprintf(&journal, "%s/" JOURNAL_FILE, m->state_dir) >= 0)
-                m->counters.crash_restore = lstat(journal, &st) >= 0 && !handover_marked(m->state_dir) &&
-                                                            !manager_state_taken(m)
-                                                    ? CRASH_RESTORE_PENDING
-                                                    : CRASH_RESTORE_NONE;
+        m->counters.journal_held = m->dry_run ? 0 : health_held_knobs(actuator_knobs(m->act));
+        m->counters.crash_restore = health_crash_restore_state(m->state_dir, m->dry_run,
+                                                               actuator_crash_restored(m->act), manager_state_taken(m));
 }
 
 static void manager_write_health(Manager *m, const char *reason_ok) {

@@ -483,6 +483,20 @@ static void test_handover(void **state) {
         /* No journal: no mark. */
         assert_int_equal(handover_mark(sd), -ENOENT);
 
+        /* The crash-restore state: a writing daemon says what it did; a dry run sees a crash's journal. */
+        assert_int_equal(health_crash_restore_state(sd, false, true, false), CRASH_RESTORE_DONE);
+        assert_int_equal(health_crash_restore_state(sd, false, false, false), CRASH_RESTORE_NONE);
+        assert_int_equal(health_crash_restore_state(sd, true, false, false), CRASH_RESTORE_NONE); /* no journal */
+        make_journal(root, sd, 1528, 1528);
+        assert_int_equal(health_crash_restore_state(sd, true, false, false), CRASH_RESTORE_PENDING);
+        assert_int_equal(health_crash_restore_state(sd, true, false, true), CRASH_RESTORE_NONE); /* a daemon's */
+        assert_int_equal(handover_mark(sd), 0);
+        assert_int_equal(health_crash_restore_state(sd, true, false, false), CRASH_RESTORE_NONE); /* handed over */
+        assert_false(health_state_dir_taken(root, sd)); /* no pcptuned holds root's lock */
+        for (KnobId id = 0; id < _KNOB_ID_MAX; id++)
+                knobs[id] = (KnobState){ .desc = knob_desc(id), .managed = id != KNOB_PCP_FRACTION };
+        assert_int_equal(health_held_knobs(knobs), _KNOB_ID_MAX - 1);
+
         free(sd);
         free(mark);
         free(jpath);
