@@ -707,7 +707,7 @@ static int manager_shutdown(Manager *m) {
         char why[384];
         int r;
 
-        (void) sd_notify(false, "STOPPING=1\nSTATUS=Restoring original values");
+        (void) sd_notify(false, "STOPPING=1\nSTATUS=Stopping: restoring or handing over the original values");
         bulk_sampler_stop(m->bulk);
         /* --on-stop: keep the values for the next pcptuned (onstop.h), or hand them back. */
         bool keep = !m->dry_run && on_stop_resolve(m->on_stop, why, sizeof why);
