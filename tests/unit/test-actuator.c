@@ -197,6 +197,12 @@ static void test_hand_over(void **state) {
         assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].writes, 0);
         assert_int_equal(kc[KNOB_PCP_BATCH_SCALE_MAX].writes, 0);
         assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].last_change_realtime_usec, 0);
+        /* A new decision after the adoption is written, the first pcptuned's original still the one restored. */
+        act_on(a, st, root, "version: 1\nname: t\nrules:\n  - name: r\n    pcp: { high: { fraction: 1000 }, "
+                            "batch_scale_max: 2 }\n");
+        assert_int_equal(test_value(root, FRACTION_PATH), 1000);
+        assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].writes, 1);
+        assert_true(k[KNOB_PCP_HIGH_FRACTION].managed && k[KNOB_PCP_HIGH_FRACTION].original == 0);
 
         /* An emptied set hands both back; a stop that keeps then has nothing to keep. */
         assert_true(act_on(a, st, root, NONE) & ACT_PAGESETS_CHANGED);
