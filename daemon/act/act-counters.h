@@ -20,6 +20,9 @@ typedef struct KnobCounters {
         uint64_t restores;         /* originals written back by knob_release() (not dry-run) */
         uint64_t refused;          /* knob_apply() errors: out of range, unreadable, the kernel said no
                                     * (EINVAL...), or the journal could not record the original */
+        int last_errno;            /* errno (> 0) of the last write or restore that failed; 0 after one that
+                                    * succeeded, or none yet */
+        usec_t last_change_realtime_usec; /* CLOCK_REALTIME of the last write or restore (not dry-run); 0: none */
 } KnobCounters;
 
 /* One knob pcptuned may manage, as the manager knows it at the end of a sample. */
@@ -55,4 +58,17 @@ typedef struct DaemonCounters {
         int reclaim_swappiness;            /* memory.reclaim takes swappiness=: 1, 0, -1 unknown/not v2 */
         bool has_exits;                    /* the proc connector is open */
         uint64_t exits;                    /* process exits it counted */
+        /* The policy set (docs/health.md): the last load, its time, the set's hash. */
+        bool config_reload_ok;             /* the last load (start, SIGHUP, directory change) succeeded */
+        usec_t config_reload_success_realtime_usec; /* CLOCK_REALTIME of the last successful load */
+        char policy_hash[17];              /* policy_set_hash() of the set in use, "" unknown */
+        uint64_t journal_held;             /* knobs whose originals the journal holds (0 in a dry run) */
+        int crash_restore;                 /* a crashed predecessor's journal: CRASH_RESTORE_* */
 } DaemonCounters;
+
+/* pcptune_journal_crash_restore's states. */
+enum {
+        CRASH_RESTORE_NONE,                /* no crashed predecessor's journal */
+        CRASH_RESTORE_PENDING,             /* one is there, not restored (a dry run does not restore) */
+        CRASH_RESTORE_DONE,                /* restored at this start */
+};

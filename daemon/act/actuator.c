@@ -8,6 +8,7 @@
 #include "log.h"
 #include "messages.h"
 #include "model-percpu.h"
+#include "onstop.h"
 #include "probe-percpu.h"
 #include "repair.h"
 #include "source-percpu-stats.h"
@@ -36,6 +37,7 @@ struct Actuator {
         unsigned failures;                 /* writes that failed */
         bool warned_readonly;
         bool warned_no_knob;
+        bool crash_restored;               /* a crashed run's journal was restored at the start */
 
         char **warned_rules;               /* "policy/rule" already told about something unavailable */
         size_t n_warned_rules;
@@ -173,6 +175,7 @@ static int actuator_restore_crash_journal(Actuator *a) {
                                        a->state_dir, *err ? err : errno_str(r));
         log_notice("Found a restore journal from a run that did not stop cleanly (%zu knob%s); restoring",
                    old->n_entries, old->n_entries == 1 ? "" : "s");
+        a->crash_restored = true;
         r = journal_restore(old, a->root, "restore after an unclean stop");
         return r < 0 ? r : 0;
 }
@@ -180,6 +183,10 @@ static int actuator_restore_crash_journal(Actuator *a) {
 int actuator_start(Actuator *a) {
         int r;
 
+        /* A journal handed over by a pcptuned stopped with --on-stop=keep is adopted, not restored (onstop.h). */
+        r = handover_adopt(a->state_dir, a->root, a->knobs, &a->journal);
+        if (r != 0)
+                return MIN(r, 0);
         r = actuator_restore_crash_journal(a);
         if (r < 0)
                 return r;
@@ -215,6 +222,16 @@ static int knob_count(KnobCounters *c, bool dry_run, int r) {
                 c->restores++;
         else if (r < 0)
                 c->refused++;
+        /* The last errno clears when a write succeeds or the knob holds the value wanted (a probe value the
+         * kernel rejected, then the fallback already in place, is no refusal that lasts). */
+        if (r < 0)
+                c->last_errno = -r;
+        else if (r == KNOB_NOOP)
+                c->last_errno = 0;
+        else if (r == KNOB_WRITTEN || (r == KNOB_RESTORED && !dry_run)) {
+                c->last_errno = 0;
+                c->last_change_realtime_usec = now_usec(CLOCK_REALTIME);
+        }
         return r;
 }
 
@@ -1007,6 +1024,34 @@ int actuator_stop(Actuator *a) {
                         log_warning_errno(q, "Failed to remove the restore journal: %s", errno_str(q));
         }
         return r;
+}
+
+bool actuator_crash_restored(const Actuator *a) {
+        return a->crash_restored;
+}
+
+const KnobCounters *actuator_counters(const Actuator *a) {
+        return a->counts;
+}
+
+int actuator_hand_over(Actuator *a) {
+        unsigned held = 0;
+        int r;
+
+        a->reclaim = reclaim_worker_stop(a->reclaim);
+        for (KnobId id = 0; id < _KNOB_ID_MAX; id++)
+                held += a->knobs[id].managed;
+        if (held == 0 || a->dry_run || !a->journal)
+                return actuator_stop(a);
+        r = handover_mark(a->state_dir, a->root);
+        if (r < 0) {
+                log_error_errno(r, "Failed to mark the restore journal in %s as handed over: %s; restoring instead",
+                                a->state_dir, errno_str(r));
+                return actuator_stop(a);
+        }
+        log_notice("Keeping %u value%s for the next pcptuned: the restore journal %s holds the original%s",
+                   held, held == 1 ? "" : "s", a->journal->file, held == 1 ? "" : "s");
+        return (int) held;
 }
 
 void actuator_forget_journal(Actuator *a) {

@@ -122,6 +122,21 @@ void actuator_resume(Actuator *a);
  */
 int actuator_stop(Actuator *a);
 
+/*
+ * --on-stop keep: stop a reclaim in flight, leave every managed knob at its
+ * value and the journal in place, and mark it handed over (onstop.h) for the
+ * next pcptuned.  With nothing held (or in a dry run) it is actuator_stop().
+ * Returns the number of knobs kept (> 0), or actuator_stop()'s result (0 or
+ * -errno; a mark that cannot be written restores instead).
+ */
+int actuator_hand_over(Actuator *a);
+
+/* Whether actuator_start() restored a crashed run's journal. */
+bool actuator_crash_restored(const Actuator *a);
+
+/* What was counted per knob (writes, restores, refusals, the last errno), by KnobId. */
+const KnobCounters *actuator_counters(const Actuator *a);
+
 /* A one-shot leaves the values set (like `sysctl -w`) and no journal behind. */
 void actuator_forget_journal(Actuator *a);
 

@@ -6,6 +6,7 @@
  *   restore    put back the values of a restore journal by hand
  *   resume     hand a knob the administrator took back to the daemon
  *   liveness   is the daemon still sampling (a container's liveness probe)
+ *   check      the node's verdict for node-problem-detector (health.h)
  */
 #include <fcntl.h>
 #include <getopt.h>
@@ -24,6 +25,7 @@
 #include "capture.h"
 #include "cycle.h"
 #include "calibration.h"
+#include "health.h"
 #include "journal.h"
 #include "knob-lock.h"
 #include "messages.h"
@@ -89,6 +91,9 @@ static const struct CtlCommandHelp {
                           "liveness probe)" },
         { "history", "", "what pcptuned changed, restored, backed off from,\n"
                          "reclaimed and reloaded, from the journal" },
+        { "check", "", "the node's verdict in one line: exit 0 OK, 1\n"
+                       "problem, 2 unknown (node-problem-detector's\n"
+                       "codes; docs/health.md)" },
 };
 
 /*
@@ -104,7 +109,7 @@ static const struct CtlOptionHelp {
           "  -r, --root DIR         kernel files below DIR (default /); for plan and\n"
           "                         status also a snapshot .tar.gz, for plan a\n"
           "                         directory of snapshots (one table for the fleet)" },
-        { "status restore resume plan repair liveness",
+        { "status restore resume plan repair liveness check",
           "  -s, --state-dir DIR    pcptuned's state directory (default " STATE_DIR_DEFAULT ";\n"
           "                         plan keeps a measured memcg cost there)" },
         { "status plan", "  -p, --policy-dir DIR   policies (status, plan; default as pcptuned)" },
@@ -721,8 +726,8 @@ static int cmd_validate(const CtlOptions *o, char **paths) {
  * manager_status_name()) (atomically: a rename) after
  * every successful sample, so the file's age is the time since the last
  * sample.  A daemon that stopped sampling (its loop stuck, every read
- * failing) or is gone leaves an ageing file or none; --dry-run and --once
- * write none.  The limit is --max-age, else 3 of the sampling intervals the
+ * failing) or is gone leaves an ageing file or none; --once writes none
+ * (a dry run writes it too).  The limit is --max-age, else 3 of the sampling intervals the
  * file records (100 ms .. 24 h, checked), at least 30 s.  Exit 0 alive, 1 not.
  */
 static int cmd_liveness(const CtlOptions *o) {
@@ -736,7 +741,7 @@ static int cmd_liveness(const CtlOptions *o) {
                 return log_oom(), 1;
         if (stat(path, &st) < 0) {
                 if (errno == ENOENT)
-                        printf("pcptuned is not sampling: no %s (not started, stopped, or --dry-run)\n", path);
+                        printf("pcptuned is not sampling: no %s (not started, or stopped)\n", path);
                 else
                         printf("pcptuned is not sampling: cannot stat %s: %m\n", path);
                 return 1;
@@ -823,6 +828,15 @@ static void restore_hint_other_roots(const CtlOptions *o) {
                        str_escape(j->root, eroot, sizeof eroot), eroot);
         }
         closedir(d);
+}
+
+/* The node's verdict from the health file and the journal of the state directory (health_check_dir()). */
+static int cmd_check(const CtlOptions *o) {
+        char *dirs[] = { (char *) o->state_dir }, msg[640];
+        HealthVerdict v = health_check_dirs(dirs, 1, (int64_t) (now_usec(CLOCK_REALTIME) / USEC_PER_SEC), msg,
+                                            sizeof msg);
+        printf("%s\n", msg);
+        return (int) v;
 }
 
 static int cmd_restore(const CtlOptions *o) {
@@ -1517,6 +1531,8 @@ static int run_command(CtlOptions *o, const char *cmd, char **args) {
                 return cmd_repair(o);
         if (streq(cmd, "liveness"))
                 return no_arguments(cmd, args) ?: cmd_liveness(o);
+        if (streq(cmd, "check"))
+                return no_arguments(cmd, args) ?: cmd_check(o);
         fprintf(stderr, "pcptunectl: unknown command '%s' (see --help)\n", cmd);
         return 2;
 }

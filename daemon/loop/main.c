@@ -25,19 +25,29 @@ static void help(void) {
                "  -r, --root DIR         read (and, unless --dry-run, write) kernel files\n"
                "                         below DIR\n"
                "  -i, --interval TIME    sampling interval (default: 10s; units: 500ms, 10s, 1m)\n"
-               "  -n, --dry-run          evaluate and report what would change; never write\n"
+               "  -n, --dry-run          evaluate and report what would change; write no\n"
+               "                         kernel value (only its status, health and metrics\n"
+               "                         files)\n"
                "  -1, --once             one evaluation, then exit (with --dry-run: print the\n"
                "                         report)\n"
                "      --json             with --once: print the report as JSON\n"
                "      --metrics-dir DIR  write Prometheus metrics to DIR/" PROM_FILE " after\n"
                "                         every sample (default, for root / if it exists:\n"
                "                         %s)\n"
+               "      --metrics-file NAME\n"
+               "                         the metrics file's name in that directory (default\n"
+               "                         " PROM_FILE "; a file name ending in .prom, no '/')\n"
                "      --no-metrics       write no metrics file\n"
                "      --list-metrics     list the metrics (name, type, unit, labels, help) and\n"
                "                         exit\n"
                "      --bulk-free-period DURATION\n"
                "                         one second of bulk-free tracing per DURATION\n"
-               "                         (5s .. 24h, default 60s; 0 never traces)\n"
+               "                         (5s .. 24h, default 60s, none in a dry run; 0 never\n"
+               "                         traces)\n"
+               "      --on-stop MODE     on SIGTERM: restore hands the values back\n"
+               "                         (default), keep leaves them and the journal for\n"
+               "                         the next pcptuned, auto keeps them if systemd is\n"
+               "                         restarting us\n"
                "      --calibration-dir DIR\n"
                "                         where the bulk-free calibration is kept\n"
                "                         (default %s)\n"
@@ -65,7 +75,7 @@ static void list_metrics(void) {
  */
 static int parse_args(int argc, char **argv, ManagerConfig *cfg, int *level) {
         enum { OPT_VERSION = 0x100, OPT_JSON, OPT_METRICS_DIR, OPT_NO_METRICS, OPT_LIST_METRICS, OPT_BULK_FREE_PERIOD,
-               OPT_CALIBRATION_DIR };
+               OPT_CALIBRATION_DIR, OPT_METRICS_FILE, OPT_ON_STOP };
         static const struct option options[] = {
                 { "policy-dir", required_argument, NULL, 'p' },
                 { "state-dir", required_argument, NULL, 's' },
@@ -76,6 +86,8 @@ static int parse_args(int argc, char **argv, ManagerConfig *cfg, int *level) {
                 { "json", no_argument, NULL, OPT_JSON },
                 { "metrics-dir", required_argument, NULL, OPT_METRICS_DIR },
                 { "no-metrics", no_argument, NULL, OPT_NO_METRICS },
+                { "metrics-file", required_argument, NULL, OPT_METRICS_FILE },
+                { "on-stop", required_argument, NULL, OPT_ON_STOP },
                 { "list-metrics", no_argument, NULL, OPT_LIST_METRICS },
                 { "bulk-free-period", required_argument, NULL, OPT_BULK_FREE_PERIOD },
                 { "calibration-dir", required_argument, NULL, OPT_CALIBRATION_DIR },
@@ -119,6 +131,22 @@ static int parse_args(int argc, char **argv, ManagerConfig *cfg, int *level) {
                                 return 2;
                         }
                         cfg->metrics_dir = optarg;
+                        break;
+                case OPT_METRICS_FILE:
+                        if (!prom_file_name_valid(optarg)) {
+                                fprintf(stderr, "pcptuned: invalid --metrics-file '%s' (a file name ending in .prom: "
+                                                "letters, digits, '_', '-', '.', not starting with '.', no '/')\n",
+                                        optarg);
+                                return 2;
+                        }
+                        cfg->metrics_file = optarg;
+                        break;
+                case OPT_ON_STOP:
+                        if (on_stop_from_string(optarg) < 0) {
+                                fprintf(stderr, "pcptuned: invalid --on-stop '%s' (restore, keep or auto)\n", optarg);
+                                return 2;
+                        }
+                        cfg->on_stop = on_stop_from_string(optarg);
                         break;
                 case OPT_NO_METRICS:
                         cfg->no_metrics = true;

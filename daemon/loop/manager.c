@@ -13,12 +13,14 @@
 #include "actuator.h"
 #include "cycle.h"
 #include "export-prom.h"
+#include "health.h"
 #include "knob-lock.h"
 #include "model-percpu.h"
 #include "log.h"
 #include "manager.h"
 #include "messages.h"
 #include "metrics.h"
+#include "onstop.h"
 #include "policy-eval.h"
 #include "policy.h"
 #include "policy-watch.h"
@@ -47,6 +49,8 @@ struct Manager {
         bool check_owner;
         FILE *report;
         char *metrics_dir;            /* NULL: no metrics */
+        char *metrics_file;           /* --metrics-file (PROM_FILE) */
+        OnStop on_stop;               /* --on-stop */
 
         sd_event *event;
         sd_event_source *timer;
@@ -102,6 +106,7 @@ Manager *manager_free(Manager *m) {
         knob_locks_release(&m->knob_locks);
         prom_writer_free(m->prom);
         free(m->metrics_dir);
+        free(m->metrics_file);
         free(m->root);
         free(m->policy_dir);
         free(m->state_dir);
@@ -136,8 +141,13 @@ int manager_new(const ManagerConfig *cfg, Manager **ret) {
                         return -ENOMEM;
         }
         m->interval_usec = cfg->interval_usec ?: INTERVAL_DEFAULT_USEC;
+        /* A dry run changes no kernel state unless asked: it traces only with --bulk-free-period. */
         m->bulk_period_usec = cfg->bulk_free_period_usec == USEC_INFINITY ? 0
-                              : cfg->bulk_free_period_usec ?: BULK_PERIOD_DEFAULT_USEC;
+                              : cfg->bulk_free_period_usec ?: cfg->dry_run ? 0 : BULK_PERIOD_DEFAULT_USEC;
+        m->metrics_file = strdup(cfg->metrics_file ?: PROM_FILE);
+        m->on_stop = cfg->on_stop;
+        if (!m->metrics_file)
+                return -ENOMEM;
         m->dry_run = cfg->dry_run;
         m->once = cfg->once;
         m->json = cfg->json;
@@ -327,7 +337,7 @@ static void manager_open_metrics(Manager *m) {
 
         if (!m->metrics_dir)
                 return;
-        r = prom_writer_open(m->metrics_dir, PROM_LOCK_DIR, &m->prom);
+        r = prom_writer_open_name(m->metrics_dir, m->metrics_file, PROM_LOCK_DIR, &m->prom);
         if (r == -ENOENT || r == -ENOTDIR)
                 log_notice("Metrics are off: %s does not exist (pcptuned never creates it: install "
                            "prometheus-node-exporter, or set --metrics-dir)", m->metrics_dir);
@@ -335,8 +345,10 @@ static void manager_open_metrics(Manager *m) {
                 log_warning_errno(r, "Failed to open the metrics directory %s: %s; metrics are off", m->metrics_dir,
                                   errno_str(r));
         else
-                log_info("Writing metrics to %s/%s after every sample", m->metrics_dir, PROM_FILE);
+                log_info("Writing metrics to %s/%s after every sample", m->metrics_dir, m->metrics_file);
 }
+
+static void manager_note_load(Manager *m, bool ok);
 
 int manager_startup(Manager *m) {
         int r;
@@ -344,6 +356,7 @@ int manager_startup(Manager *m) {
         r = manager_load_policies(m, true);
         if (r < 0)
                 return r;
+        manager_note_load(m, true);
         r = bulk_sampler_new(&(BulkSamplerConfig){ .root = m->root, .period_usec = m->bulk_period_usec,
                                                    .calibration_dir = m->calibration_dir,
                                                    .calibration_dir_given = m->calibration_dir_given,
@@ -352,8 +365,12 @@ int manager_startup(Manager *m) {
         if (r < 0)
                 return log_oom();
         manager_open_metrics(m);
-        if (m->dry_run)
+        if (m->dry_run) {
+                /* Its status and health file go there (the canary's own directory). */
+                if (!m->once && (r = mkdir_p(m->state_dir, 0755)) < 0)
+                        log_warning_errno(r, "Failed to create the state directory %s: %s", m->state_dir, errno_str(r));
                 return 0;
+        }
 
         r = manager_take_lock(m);
         if (r < 0)
@@ -406,13 +423,59 @@ static void manager_write_metrics(Manager *m, const ReportInput *in) {
         if (r == -EBUSY && r != m->prom_error)
                 log_notice("Not writing metrics: another pcptuned writes %s/%s (it holds %s); trying again at "
                            "every sample",
-                           prom_writer_dir(m->prom), PROM_FILE, prom_writer_lock_path(m->prom));
+                           prom_writer_dir(m->prom), prom_writer_name(m->prom), prom_writer_lock_path(m->prom));
         else if (r < 0 && r != m->prom_error)
                 log_warning_errno(r, "Failed to write %s/%s: %s, will retry at the next sample",
-                                  prom_writer_dir(m->prom), PROM_FILE, errno_str(r));
+                                  prom_writer_dir(m->prom), prom_writer_name(m->prom), errno_str(r));
         else if (r >= 0 && m->prom_error < 0)
-                log_info("Wrote %s/%s again", prom_writer_dir(m->prom), PROM_FILE);
+                log_info("Wrote %s/%s again", prom_writer_dir(m->prom), prom_writer_name(m->prom));
         m->prom_error = MIN(r, 0);
+}
+
+/*
+ * Whether a running pcptuned (holding the lock of root, or of the host "/" for a fake root) has
+ * state_dir as its state directory (its lock says so).
+ */
+static bool state_dir_taken(const char *root, const char *state_dir) {
+        _cleanup_(freep) char *ours = realpath(state_dir, NULL);
+        if (!ours)
+                return false;
+        for (int i = 0; i < 2; i++) {
+                _cleanup_(freep) char *theirs = NULL;
+                if (manager_lock_owner(i == 0 ? root : "/", &theirs) > 0 && theirs && streq(ours, theirs))
+                        return true;
+        }
+        return false;
+}
+
+/* A dry run leaves the files of a running pcptuned with the same state directory alone: no status or health. */
+static bool manager_state_taken(Manager *m) {
+        return m->dry_run && state_dir_taken(m->root, m->state_dir);
+}
+
+/* The journal's state for the metrics and the health file (docs/health.md). */
+static void manager_node_state(Manager *m) {
+        m->counters.journal_held = m->dry_run ? 0 : health_held_knobs(actuator_knobs(m->act));
+        m->counters.crash_restore = health_crash_restore_state(m->state_dir, m->root, m->dry_run,
+                                                               actuator_crash_restored(m->act), manager_state_taken(m));
+}
+
+static void manager_write_health(Manager *m, const char *reason_ok) {
+        if (m->once || manager_state_taken(m))
+                return;
+        int r = health_write_daemon(m->state_dir, &m->counters, actuator_counters(m->act), m->dry_run,
+                                    m->interval_usec, reason_ok);
+        if (r < 0)
+                log_debug_errno(r, "Failed to write %s/" HEALTH_FILE ": %s", m->state_dir, errno_str(r));
+}
+
+/* The outcome of a policy load, for pcptune_config_* and the health file. */
+static void manager_note_load(Manager *m, bool ok) {
+        m->counters.config_reload_ok = ok;
+        if (!ok)
+                return;
+        m->counters.config_reload_success_realtime_usec = now_usec(CLOCK_REALTIME);
+        policy_set_hash(m->policies, m->counters.policy_hash);
 }
 
 static void manager_write_status(Manager *m, const ReportInput *in) {
@@ -420,7 +483,7 @@ static void manager_write_status(Manager *m, const ReportInput *in) {
         json_object *o, *d;
         const char *text;
 
-        if (m->dry_run || m->once)
+        if (m->once || manager_state_taken(m))
                 return;
         o = report_to_json(in);
         if (!o)
@@ -517,7 +580,9 @@ static int manager_sample_full(Manager *m, bool cheap) {
                 return r;
         m->counters.last_sample_usec = now_usec(CLOCK_MONOTONIC) - wall0;
         m->counters.last_sample_realtime_usec = now_usec(CLOCK_REALTIME);
+        manager_node_state(m);
         manager_write_metrics(m, &in);
+        manager_write_health(m, NULL);
         log_debug("Sample %" PRIu64 " took %" PRIu64 " us of CPU%s%s%s", m->counters.samples, m->last_sample_cpu_usec,
                   cheap ? " (cheap)" : "", c.snap->zoneinfo_reused ? ", zoneinfo reused" : "",
                   c.snap->memcg_reused ? ", memcg counts reused" : "");
@@ -581,7 +646,9 @@ static int on_exit_signal(sd_event_source *s, const struct signalfd_siginfo *si,
 static void manager_reload(Manager *m, const char *why) {
         (void) sd_notifyf(false, "RELOADING=1\nMONOTONIC_USEC=%" PRIu64 "\nSTATUS=Reloading policies (%s)",
                           now_usec(CLOCK_MONOTONIC), why);
-        if (manager_load_policies(m, false) >= 0)
+        bool loaded = manager_load_policies(m, false) >= 0;
+        manager_note_load(m, loaded);
+        if (loaded)
                 triggers_policies_changed(m->triggers);
         /* Whether or not the new set loaded: watch what the path names now, so a fix is seen. */
         if (m->policy_watch)
@@ -664,24 +731,35 @@ static int manager_setup_loop(Manager *m) {
 
 /* Put everything back: every managed knob that still holds what we wrote. */
 static int manager_shutdown(Manager *m) {
+        char why[384];
         int r;
 
-        (void) sd_notify(false, "STOPPING=1\nSTATUS=Restoring original values");
+        (void) sd_notify(false, "STOPPING=1\nSTATUS=Stopping: restoring or handing over the original values");
         bulk_sampler_stop(m->bulk);
-        r = actuator_stop(m->act);
+        /* --on-stop: keep the values for the next pcptuned (onstop.h), or hand them back. */
+        bool keep = !m->dry_run && on_stop_resolve(m->on_stop, why, sizeof why);
+        if (!m->dry_run && m->on_stop != ON_STOP_RESTORE)
+                log_info("Stopping: %s", why);
+        r = keep ? actuator_hand_over(m->act) : actuator_stop(m->act);
         if (m->prom) {
                 int q = prom_writer_remove(m->prom);
                 if (q < 0)
-                        log_warning_errno(q, "Failed to remove %s/%s: %s", prom_writer_dir(m->prom), PROM_FILE,
+                        log_warning_errno(q, "Failed to remove %s/%s: %s", prom_writer_dir(m->prom), prom_writer_name(m->prom),
                                           errno_str(q));
         }
-        if (!m->dry_run) {
+        if (!manager_state_taken(m)) {
                 _cleanup_(freep) char *status = NULL;
                 char name[STATUS_NAME_MAX];
                 if (asprintf(&status, "%s/%s", m->state_dir, manager_status_name(m->root, name)) >= 0)
                         (void) unlink(status);
+                /* Values kept: a last health file says so (it ages into a problem if no pcptuned follows). */
+                m->counters.journal_held = r > 0 ? (uint64_t) r : 0;
+                if (r > 0)
+                        manager_write_health(m, "stopped, values kept for the next pcptuned");
+                else
+                        (void) health_remove(m->state_dir);
         }
-        return r;
+        return MIN(r, 0);
 }
 
 int manager_run(Manager *m) {
@@ -699,8 +777,14 @@ int manager_run(Manager *m) {
         r = manager_setup_loop(m);
         if (r < 0)
                 return 1;
-        log_info("pcptuned %s started: root %s, interval %.1f s%s", PACKAGE_VERSION, m->root,
-                 (double) m->interval_usec / (double) USEC_PER_SEC, m->dry_run ? ", dry-run (never writes)" : "");
+        char tracing[64] = "bulk-free tracing off";
+        if (m->bulk_period_usec > 0)
+                snprintf(tracing, sizeof tracing, "bulk-free tracing 1 s per %.0f s",
+                         (double) m->bulk_period_usec / (double) USEC_PER_SEC);
+        log_info("pcptuned %s started: root %s, interval %.1f s, %s%s%s", PACKAGE_VERSION, m->root,
+                 (double) m->interval_usec / (double) USEC_PER_SEC, tracing,
+                 m->dry_run ? ", dry-run (writes no kernel value)" : ", on stop: ",
+                 m->dry_run ? "" : on_stop_to_string(m->on_stop));
         r = sd_event_loop(m->event);
         if (r < 0)
                 log_error_errno(r, "Event loop failed: %s", errno_str(r));

@@ -4,6 +4,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
+#include "onstop.h"
 #include "util.h"
 
 /*
@@ -57,7 +58,10 @@ typedef struct ManagerConfig {
         bool no_metrics;            /* write no metrics file */
         FILE *report;               /* where --once prints its report (stdout) */
         const char *calibration_dir;  /* calibration.json (NULL: CALIBRATION_DIR_DEFAULT) */
-        usec_t bulk_free_period_usec; /* one second of bulk-free tracing per period (0: 60 s; USEC_INFINITY: never) */
+        usec_t bulk_free_period_usec; /* one second of bulk-free tracing per period (0: 60 s, never in a dry run;
+                                       * USEC_INFINITY: never) */
+        const char *metrics_file;   /* the metrics file's name in metrics_dir (NULL: PROM_FILE) */
+        OnStop on_stop;             /* what SIGTERM does with the values written (ON_STOP_RESTORE) */
 } ManagerConfig;
 
 typedef struct Manager Manager;

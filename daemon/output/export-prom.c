@@ -20,8 +20,10 @@ struct PromEmit {
 struct PromWriter {
         char *dir;
         int dir_fd;
+        char *name;                     /* PROM_FILE unless given */
+        char *tmp;                      /* ".NAME.tmp" */
         char *lock_dir;
-        char *lock_path;                /* lock_dir/metrics-DEV-INO.lock */
+        char *lock_path;                /* lock_dir/metrics-DEV-INO.lock (another name: -NAME before .lock) */
         int lock_fd;                    /* >= 0 while we hold the lock */
 };
 
@@ -29,6 +31,7 @@ const char *prom_type_to_string(PromType t) {
         static const char *const names[_PROM_TYPE_MAX] = {
                 [PROM_GAUGE] = "gauge",
                 [PROM_COUNTER] = "counter",
+                [PROM_HISTOGRAM] = "histogram",
         };
         return t >= 0 && t < _PROM_TYPE_MAX ? names[t] : NULL;
 }
@@ -94,6 +97,35 @@ void prom_emit(PromEmit *e, double value, ...) {
         fputc('\n', e->f);
 }
 
+void prom_emit_histogram(PromEmit *e, const double *bounds, const uint64_t *cumulative, size_t n, double sum,
+                         uint64_t count) {
+        const PromMetric *m = e->metric;
+        char le[32];
+
+        if (m->type != PROM_HISTOGRAM || !isfinite(sum) || sum < 0) {
+                e->bad_value = true;
+                return;
+        }
+        if (e->n_samples++ == 0) {
+                fprintf(e->f, "# HELP %s ", m->name);
+                put_escaped(e->f, m->help, false);
+                fprintf(e->f, "\n# TYPE %s histogram\n", m->name);
+        }
+        for (size_t i = 0; i < n; i++) {
+                snprintf(le, sizeof le, "%.15g", bounds[i]);
+                fprintf(e->f, "%s_bucket{le=\"%s\"} ", m->name, le);
+                put_value(e->f, (double) cumulative[i]);
+                fputc('\n', e->f);
+        }
+        fprintf(e->f, "%s_bucket{le=\"+Inf\"} ", m->name);
+        put_value(e->f, (double) count);
+        fprintf(e->f, "\n%s_sum ", m->name);
+        put_value(e->f, sum);
+        fprintf(e->f, "\n%s_count ", m->name);
+        put_value(e->f, (double) count);
+        fputc('\n', e->f);
+}
+
 /* ---- getters: each reads what the status report reads ---------------------- */
 
 static const Snapshot *snap(const PromInput *in) {
@@ -102,7 +134,49 @@ static const Snapshot *snap(const PromInput *in) {
 
 static void get_info(const PromInput *in, PromEmit *e) {
         const Snapshot *s = snap(in);
-        prom_emit(e, 1, strna(in->version), strna(s->topo.kernel_release), strna(pcp_regime_to_string(s->regime)));
+        prom_emit(e, 1, strna(s->topo.kernel_release), strna(pcp_regime_to_string(s->regime)));
+}
+
+static void get_build_info(const PromInput *in, PromEmit *e) {
+        prom_emit(e, 1, strna(in->version));
+}
+
+static void get_reload_ok(const PromInput *in, PromEmit *e) {
+        prom_emit(e, in->counters->config_reload_ok ? 1 : 0);
+}
+
+static void get_reload_success_time(const PromInput *in, PromEmit *e) {
+        if (in->counters->config_reload_success_realtime_usec > 0)
+                prom_emit(e, (double) (in->counters->config_reload_success_realtime_usec / USEC_PER_SEC));
+}
+
+static void get_config_info(const PromInput *in, PromEmit *e) {
+        if (*in->counters->policy_hash)
+                prom_emit(e, 1, in->counters->policy_hash);
+}
+
+static void get_knob_last_change(const PromInput *in, PromEmit *e) {
+        for (size_t i = 0; i < in->n_knobs; i++)
+                if (in->knobs[i].present || in->knobs[i].counters->last_change_realtime_usec > 0)
+                        prom_emit(e, (double) (in->knobs[i].counters->last_change_realtime_usec / USEC_PER_SEC),
+                                  in->knobs[i].name);
+}
+
+static void get_knob_last_errno(const PromInput *in, PromEmit *e) {
+        for (size_t i = 0; i < in->n_knobs; i++)
+                if (in->knobs[i].present || in->knobs[i].counters->last_errno > 0)
+                        prom_emit(e, (double) in->knobs[i].counters->last_errno, in->knobs[i].name);
+}
+
+static void get_journal_held(const PromInput *in, PromEmit *e) {
+        prom_emit(e, (double) in->counters->journal_held);
+}
+
+static void get_crash_restore(const PromInput *in, PromEmit *e) {
+        int c = in->counters->crash_restore;
+        prom_emit(e, c == CRASH_RESTORE_NONE ? 1 : 0, "none");
+        prom_emit(e, c == CRASH_RESTORE_PENDING ? 1 : 0, "pending");
+        prom_emit(e, c == CRASH_RESTORE_DONE ? 1 : 0, "done");
 }
 
 static void get_dry_run(const PromInput *in, PromEmit *e) {
@@ -184,12 +258,6 @@ static void get_memcgs(const PromInput *in, PromEmit *e) {
         prom_emit(e, (double) s->memcg.dying, "dying");
 }
 
-static void get_percpu_bytes(const PromInput *in, PromEmit *e) {
-        const Snapshot *s = snap(in);
-        if (s->meminfo.has_percpu)
-                prom_emit(e, (double) s->meminfo.percpu_kib * 1024.0);
-}
-
 static void get_percpu_split(const PromInput *in, PromEmit *e) {
         const char *b;
         PercpuSplit sp;
@@ -241,6 +309,31 @@ static void get_pcp_high_limit(const PromInput *in, PromEmit *e) {
                 snprintf(node, sizeof node, "%d", s->pcp_zones[i].node);
                 prom_emit(e, (double) s->pcp_zone_high_limit[i], node, s->pcp_zones[i].name);
         }
+}
+
+/* pcp high and batch now: the largest over the zone's CPUs (node_exporter's zoneinfo collector prints per
+ * CPU; these are per zone, the bounded set). */
+static void get_pcp_now(const PromInput *in, PromEmit *e, bool batch) {
+        const Zoneinfo *zi = &snap(in)->zoneinfo;
+        char node[16];
+        for (size_t i = 0; i < zi->n_zones; i++) {
+                const Zone *z = &zi->zones[i];
+                int64_t v = -1;
+                if (!z->populated || z->n_cpus == 0)
+                        continue;
+                for (size_t c = 0; c < z->n_cpus; c++)
+                        v = MAX(v, batch ? z->cpus[c].batch : z->cpus[c].high);
+                snprintf(node, sizeof node, "%d", z->node);
+                prom_emit(e, (double) v, node, z->name);
+        }
+}
+
+static void get_pcp_high(const PromInput *in, PromEmit *e) {
+        get_pcp_now(in, e, false);
+}
+
+static void get_pcp_batch(const PromInput *in, PromEmit *e) {
+        get_pcp_now(in, e, true);
 }
 
 static void get_reclaim_runs(const PromInput *in, PromEmit *e) {
@@ -320,10 +413,23 @@ static const BulkFreeView *bulk_free(const PromInput *in) {
 
 static void get_bulk_free_hold(const PromInput *in, PromEmit *e) {
         const BulkFreeView *v = bulk_free(in);
-        if (!v || v->sum.samples == 0)
+        uint64_t cumulative[BULK_FREE_HIST_BUCKETS], n = 0;
+        if (!v)
                 return;
-        prom_emit(e, v->sum.p99_seconds, "p99");
-        prom_emit(e, v->sum.max_seconds, "max");
+        for (size_t i = 0; i < BULK_FREE_HIST_BUCKETS; i++)
+                cumulative[i] = n += v->c.hist.buckets[i];
+        prom_emit_histogram(e, bulk_free_hist_bounds, cumulative, BULK_FREE_HIST_BUCKETS, v->c.hist.sum_seconds,
+                            v->c.hist.count);
+}
+
+/* The bulk_free_p99 goal of the rule deciding the high fraction now. */
+static void get_bulk_free_goal(const PromInput *in, PromEmit *e) {
+        const Decision *d = in->report->decision;
+        if (!d)
+                return;
+        const KnobDecision *k = &d->knobs[KNOB_PCP_HIGH_FRACTION];
+        if (k->wanted && k->goal.kind == PCP_GOAL_BULK_FREE_P99)
+                prom_emit(e, (double) k->goal.value / 1e9);
 }
 
 static void get_bulk_free_pages(const PromInput *in, PromEmit *e) {
@@ -369,28 +475,6 @@ static void get_exits(const PromInput *in, PromEmit *e) {
                 prom_emit(e, (double) in->counters->exits);
 }
 
-static void get_psi_ratio(const PromInput *in, PromEmit *e) {
-        const Snapshot *s = snap(in);
-        if (!s->has_psi)
-                return;
-        for (int full = 0; full <= (s->psi.has_full ? 1 : 0); full++) {
-                const PsiLine *l = full ? &s->psi.full : &s->psi.some;
-                const char *kind = full ? "full" : "some";
-                prom_emit(e, l->avg10 / 100.0, kind, "10s");
-                prom_emit(e, l->avg60 / 100.0, kind, "60s");
-                prom_emit(e, l->avg300 / 100.0, kind, "300s");
-        }
-}
-
-static void get_psi_seconds(const PromInput *in, PromEmit *e) {
-        const Snapshot *s = snap(in);
-        if (!s->has_psi)
-                return;
-        prom_emit(e, (double) s->psi.some.total_usec / 1e6, "some");
-        if (s->psi.has_full)
-                prom_emit(e, (double) s->psi.full.total_usec / 1e6, "full");
-}
-
 static void get_samples(const PromInput *in, PromEmit *e) {
         prom_emit(e, (double) in->counters->samples);
 }
@@ -416,8 +500,21 @@ static void get_last_sample(const PromInput *in, PromEmit *e) {
  * never rename one; pcptuned(8) lists every row (a test compares).
  */
 static const PromMetric prom_table[] = {
-        { "pcptune_info", PROM_GAUGE, "", { "version", "kernel", "regime", NULL },
-          "pcptune version, kernel release and pcp regime (legacy, fixed, autotune); always 1", get_info },
+        { "pcptune_build_info", PROM_GAUGE, "", { "version", NULL }, "pcptune's version; always 1", get_build_info },
+        { "pcptune_info", PROM_GAUGE, "", { "kernel", "regime", NULL },
+          "kernel release and pcp regime (legacy, fixed, autotune); always 1", get_info },
+        { "pcptune_config_last_reload_successful", PROM_GAUGE, "", { NULL },
+          "1 if the last policy load (start, SIGHUP or a change of the policy directory) succeeded, else 0",
+          get_reload_ok },
+        { "pcptune_config_last_reload_success_timestamp_seconds", PROM_GAUGE, "seconds", { NULL },
+          "when the last successful policy load happened (Unix time)", get_reload_success_time },
+        { "pcptune_config_info", PROM_GAUGE, "", { "policy_hash", NULL },
+          "the policy set in use: policy_hash is a hash of its files' names and contents; always 1", get_config_info },
+        { "pcptune_journal_held_values", PROM_GAUGE, "", { NULL },
+          "knobs whose original values the restore journal holds (0 in a dry run)", get_journal_held },
+        { "pcptune_journal_crash_restore", PROM_GAUGE, "", { "state", NULL },
+          "1 for the state of a crashed predecessor's restore journal (none, pending, done at this start), 0 for the "
+          "others", get_crash_restore },
         { "pcptune_dry_run", PROM_GAUGE, "", { NULL },
           "1 when pcptuned runs with --dry-run (observes, never writes), else 0", get_dry_run },
         { "pcptune_knob_value", PROM_GAUGE, "", { "knob", NULL }, "value the knob holds now", get_knob_value },
@@ -436,13 +533,16 @@ static const PromMetric prom_table[] = {
         { "pcptune_knob_refused_writes_total", PROM_COUNTER, "", { "knob", NULL },
           "writes refused or failed: out of range, unreadable, refused by the kernel, or not journaled",
           get_knob_refused },
+        { "pcptune_knob_last_change_timestamp_seconds", PROM_GAUGE, "seconds", { "knob", NULL },
+          "when pcptuned last wrote or restored the knob (Unix time; 0: never)", get_knob_last_change },
+        { "pcptune_knob_last_write_errno", PROM_GAUGE, "", { "knob", NULL },
+          "errno of the last write or restore of the knob that failed; 0 when the last one succeeded, or none yet",
+          get_knob_last_errno },
         { "pcptune_rule_state", PROM_GAUGE, "", { "policy", "rule", "state", NULL },
           "1 for the rule's state at the last sample (active, inactive, host_mismatch, unavailable), 0 for the others",
           get_rule_state },
         { "pcptune_memcgs", PROM_GAUGE, "", { "state", NULL },
           "memory cgroups, host-wide: live (root included) and dying (removed, not yet freed)", get_memcgs },
-        { "pcptune_percpu_bytes", PROM_GAUGE, "bytes", { NULL },
-          "memory of the per-cpu allocator (Percpu in /proc/meminfo)", get_percpu_bytes },
         { "pcptune_percpu_split_bytes", PROM_GAUGE, "bytes", { "part", "basis", NULL },
           "Percpu by holder: live_memcgs and dying_memcgs (count x per-memcg cost), other (the rest), fragmentation "
           "(measured, part of other); basis measured, estimated or modelled",
@@ -459,6 +559,10 @@ static const PromMetric prom_table[] = {
         { "pcptune_pcp_high_max_pages", PROM_GAUGE, "pages", { "node", "zone", NULL },
           "largest pcp high of the zone: printed high_max (6.13+), the fixed high (5.14-6.6), else the model's",
           get_pcp_high_limit },
+        { "pcptune_pcp_high_pages", PROM_GAUGE, "pages", { "node", "zone", NULL },
+          "pcp high now: the largest over the zone's CPUs (dynamic since 6.7)", get_pcp_high },
+        { "pcptune_pcp_batch_pages", PROM_GAUGE, "pages", { "node", "zone", NULL },
+          "pcp batch now: the largest over the zone's CPUs", get_pcp_batch },
         { "pcptune_reclaim_runs_total", PROM_COUNTER, "", { NULL }, "reclaim-dying runs finished (dry-run: none)",
           get_reclaim_runs },
         { "pcptune_reclaim_scan_failures_total", PROM_COUNTER, "", { NULL },
@@ -477,7 +581,7 @@ static const PromMetric prom_table[] = {
         { "pcptune_reclaim_last_refaulted_pages", PROM_GAUGE, "pages", { NULL },
           "pages refaulted in the live cgroups of the subtrees of the last measured reclaim (0 before the first)",
           get_last_refaults },
-        { "pcptune_reclaim_last_refault_rate_max", PROM_GAUGE, "", { NULL },
+        { "pcptune_reclaim_last_refault_max_pages_per_second", PROM_GAUGE, "", { NULL },
           "pages per second refaulted by the live cgroups of the worst subtree of the last measured reclaim",
           get_last_refault_rate },
         { "pcptune_reclaim_last_refault_window_seconds", PROM_GAUGE, "seconds", { NULL },
@@ -489,10 +593,11 @@ static const PromMetric prom_table[] = {
         { "pcptune_reclaim_swappiness", PROM_GAUGE, "", { "answer", NULL },
           "1 for whether memory.reclaim takes swappiness= (yes: reclaim writes '<bytes> swappiness=0'; unknown: "
           "cgroup v1 or not probed)", get_reclaim_swappiness },
-        /* "quantile" is reserved for summaries (promtool refuses it on a gauge): "stat" p99 and max. */
-        { "pcptune_pcp_bulk_free_hold_seconds", PROM_GAUGE, "seconds", { "stat", NULL },
-          "pcp bulk-free zone->lock hold traced over the last 10 minutes (a lower bound; stat p99 and max)",
-          get_bulk_free_hold },
+        { "pcptune_pcp_bulk_free_hold_seconds", PROM_HISTOGRAM, "seconds", { NULL },
+          "pcp bulk-free zone->lock holds traced since the start (lower bounds of the hold)", get_bulk_free_hold },
+        { "pcptune_pcp_bulk_free_goal_seconds", PROM_GAUGE, "seconds", { NULL },
+          "bulk_free_p99 target of the rule that decides vm.percpu_pagelist_high_fraction now (absent when none)",
+          get_bulk_free_goal },
         { "pcptune_pcp_bulk_free_pages", PROM_GAUGE, "pages", { "stat", NULL },
           "pages moved per pcp bulk free over the last 10 minutes (stat p99 and max)", get_bulk_free_pages },
         { "pcptune_pcp_bulk_free_samples", PROM_GAUGE, "", { NULL },
@@ -507,10 +612,6 @@ static const PromMetric prom_table[] = {
           "process exit rate the policies see (proc.exit_rate; only while a rule uses it)", get_exit_rate },
         { "pcptune_process_exits_total", PROM_COUNTER, "", { NULL },
           "process exits counted on the proc connector (only while a rule uses proc.exit_rate)", get_exits },
-        { "pcptune_psi_memory_stall_ratio", PROM_GAUGE, "ratio", { "kind", "window", NULL },
-          "share of time some (or all non-idle) tasks stalled on memory, averaged over the window", get_psi_ratio },
-        { "pcptune_psi_memory_stall_seconds_total", PROM_COUNTER, "seconds", { "kind", NULL },
-          "total time some (or all non-idle) tasks stalled on memory (/proc/pressure/memory total)", get_psi_seconds },
         { "pcptune_samples_total", PROM_COUNTER, "", { NULL }, "samples taken", get_samples },
         { "pcptune_sample_failures_total", PROM_COUNTER, "", { NULL },
           "samples that failed to read the kernel's state", get_sample_failures },
@@ -540,25 +641,40 @@ int prom_render(const PromInput *in, FILE *f) {
 
 /* ---- the textfile writer -------------------------------------------------- */
 
-int prom_writer_open(const char *dir, const char *lock_dir, PromWriter **ret) {
+bool prom_file_name_valid(const char *name) {
+        size_t n = name ? strlen(name) : 0;
+        if (n <= strlen(".prom") || n >= 128 || name[0] == '.' || !streq(name + n - strlen(".prom"), ".prom"))
+                return false;
+        for (const char *c = name; *c; c++)
+                if (!((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') || *c == '_' ||
+                      *c == '-' || *c == '.'))
+                        return false;
+        return true;
+}
+
+int prom_writer_open_name(const char *dir, const char *name, const char *lock_dir, PromWriter **ret) {
         _cleanup_(prom_writer_freep) PromWriter *w = NULL;
         struct stat st;
 
+        if (!prom_file_name_valid(name))
+                return -EINVAL;
         w = calloc(1, sizeof(PromWriter));
         if (!w)
                 return -ENOMEM;
         w->dir_fd = w->lock_fd = -EBADF;
         w->dir = strdup(dir);
+        w->name = strdup(name);
         w->lock_dir = strdup(lock_dir);
-        if (!w->dir || !w->lock_dir)
+        if (!w->dir || !w->name || !w->lock_dir || asprintf(&w->tmp, ".%s.tmp", name) < 0)
                 return -ENOMEM;
         w->dir_fd = open(dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (w->dir_fd < 0)
                 return -errno;
         if (fstat(w->dir_fd, &st) < 0)
                 return -errno;
-        if (asprintf(&w->lock_path, "%s/metrics-%ju-%ju.lock", lock_dir, (uintmax_t) st.st_dev,
-                     (uintmax_t) st.st_ino) < 0) {
+        /* One lock per file: the service's default file and a canary's own name never wait on each other. */
+        if (asprintf(&w->lock_path, "%s/metrics-%ju-%ju%s%s.lock", lock_dir, (uintmax_t) st.st_dev,
+                     (uintmax_t) st.st_ino, streq(name, PROM_FILE) ? "" : "-", streq(name, PROM_FILE) ? "" : name) < 0) {
                 w->lock_path = NULL;
                 return -ENOMEM;
         }
@@ -599,6 +715,14 @@ const char *prom_writer_lock_path(const PromWriter *w) {
         return w ? w->lock_path : NULL;
 }
 
+int prom_writer_open(const char *dir, const char *lock_dir, PromWriter **ret) {
+        return prom_writer_open_name(dir, PROM_FILE, lock_dir, ret);
+}
+
+const char *prom_writer_name(const PromWriter *w) {
+        return w ? w->name : PROM_FILE;
+}
+
 static int write_all(int fd, const char *p, size_t n) {
         while (n > 0) {
                 ssize_t k = write(fd, p, n);
@@ -634,11 +758,11 @@ int prom_writer_write(PromWriter *w, const PromInput *in) {
 
         /* O_EXCL: never open through whatever has the name.  A temporary left by a crash is ours
          * (we hold the lock): remove it and create it again. */
-        fd = openat(w->dir_fd, PROM_FILE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+        fd = openat(w->dir_fd, w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         if (fd < 0 && errno == EEXIST) {
-                if (unlinkat(w->dir_fd, PROM_FILE_TMP, 0) < 0 && errno != ENOENT)
+                if (unlinkat(w->dir_fd, w->tmp, 0) < 0 && errno != ENOENT)
                         return -errno;
-                fd = openat(w->dir_fd, PROM_FILE_TMP, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+                fd = openat(w->dir_fd, w->tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
         }
         if (fd < 0)
                 return -errno;
@@ -646,10 +770,10 @@ int prom_writer_write(PromWriter *w, const PromInput *in) {
         r = fchmod(fd, 0644) < 0 ? -errno : write_all(fd, buf, len);
         if (r >= 0 && close(TAKE_FD(fd)) < 0)
                 r = -errno;
-        if (r >= 0 && renameat(w->dir_fd, PROM_FILE_TMP, w->dir_fd, PROM_FILE) < 0)
+        if (r >= 0 && renameat(w->dir_fd, w->tmp, w->dir_fd, w->name) < 0)
                 r = -errno;
         if (r < 0) {
-                (void) unlinkat(w->dir_fd, PROM_FILE_TMP, 0);
+                (void) unlinkat(w->dir_fd, w->tmp, 0);
                 return r;
         }
         return 0;
@@ -658,8 +782,8 @@ int prom_writer_write(PromWriter *w, const PromInput *in) {
 int prom_writer_remove(PromWriter *w) {
         if (!w || w->lock_fd < 0)
                 return 0;
-        (void) unlinkat(w->dir_fd, PROM_FILE_TMP, 0);
-        int r = unlinkat(w->dir_fd, PROM_FILE, 0) < 0 && errno != ENOENT ? -errno : 0;
+        (void) unlinkat(w->dir_fd, w->tmp, 0);
+        int r = unlinkat(w->dir_fd, w->name, 0) < 0 && errno != ENOENT ? -errno : 0;
         /* Unlinked while held: a writer waiting on it sees another inode at the name and tries again. */
         (void) unlink(w->lock_path);
         close(w->lock_fd);
@@ -679,6 +803,8 @@ PromWriter *prom_writer_free(PromWriter *w) {
         if (w->lock_fd >= 0)
                 close(w->lock_fd);
         free(w->dir);
+        free(w->name);
+        free(w->tmp);
         free(w->lock_dir);
         free(w->lock_path);
         free(w);

@@ -28,7 +28,8 @@
 
 /* The directory Debian's prometheus-node-exporter reads (its default --collector.textfile.directory). */
 #define PROM_DIR_DEFAULT "/var/lib/prometheus/node-exporter"
-/* The file's fixed name; the collector reads *.prom files only, so the temporary name is ignored. */
+/* The file's default name (--metrics-file NAME changes it); the collector reads *.prom files only, so the
+ * temporary name (".NAME.tmp") is ignored. */
 #define PROM_FILE "pcptune.prom"
 #define PROM_FILE_TMP ".pcptune.prom.tmp"
 
@@ -37,6 +38,7 @@
 typedef enum PromType {
         PROM_GAUGE,
         PROM_COUNTER,
+        PROM_HISTOGRAM,            /* <name>_bucket{le}, <name>_sum, <name>_count: prom_emit_histogram() */
         _PROM_TYPE_MAX,
         _PROM_TYPE_INVALID = -EINVAL,
 } PromType;
@@ -74,6 +76,14 @@ size_t prom_metrics(const PromMetric **ret);
 void prom_emit(PromEmit *e, double value, ...);
 
 /*
+ * A histogram without labels but le: n upper bounds (seconds, ascending, +Inf
+ * added here) with the number of observations at most each (cumulative),
+ * their sum and count.
+ */
+void prom_emit_histogram(PromEmit *e, const double *bounds, const uint64_t *cumulative, size_t n, double sum,
+                         uint64_t count);
+
+/*
  * Render every metric of the table in the text format to f.  Metrics without
  * samples (unavailable here) are left out entirely.  0, or -EIO when writing
  * to f failed, -EINVAL when a row emitted a non-finite counter.
@@ -99,6 +109,21 @@ typedef struct PromWriter PromWriter;
 /* Where the metrics locks live: the host's runtime directory of pcptune, whatever --root and --state-dir
  * (the metrics directory is a host path; the systemd unit's RuntimeDirectory). */
 #define PROM_LOCK_DIR "/run/pcptune"
+
+/*
+ * prom_writer_open() for another file name (--metrics-file: a plain file name
+ * ending in ".prom", no '/', not hidden: prom_file_name_valid()).  Its lock is
+ * lock_dir/metrics-DEV-INO-NAME.lock, so one pcptuned writes each name (a
+ * canary's own file beside the service's).  -EINVAL for a bad name, else as
+ * prom_writer_open().
+ */
+int prom_writer_open_name(const char *dir, const char *name, const char *lock_dir, PromWriter **ret);
+
+/* Is name a metrics file's name: [A-Za-z0-9_.-], not starting with '.', ending in ".prom", < 128 bytes. */
+bool prom_file_name_valid(const char *name);
+
+/* The file's name (PROM_FILE unless given). */
+const char *prom_writer_name(const PromWriter *w);
 
 /* 0; -ENOENT/-ENOTDIR when dir does not exist (never created); other -errno from open().  The lock
  * is not taken here but at each write, in lock_dir (created 0755 if missing; PROM_LOCK_DIR in the

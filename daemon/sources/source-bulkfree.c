@@ -589,10 +589,30 @@ int bulk_free_source_stop(BulkFreeSource *s) {
         return r < 0 ? r : q < 0 ? q : 0;
 }
 
+const double bulk_free_hist_bounds[BULK_FREE_HIST_BUCKETS] = {
+        1e-6, 2.5e-6, 5e-6, 1e-5, 2.5e-5, 5e-5, 1e-4, 2.5e-4, 5e-4, 1e-3, 2.5e-3, 5e-3, 1e-2, 2.5e-2, 5e-2, 0.1, 0.25, 0.5,
+};
+
+void bulk_free_histogram_add(BulkFreeHistogram *h, uint64_t span_ns) {
+        /* Compared in ns: the bounds are whole nanoseconds, so no rounding puts a hold in the wrong bucket. */
+        static const uint64_t bounds_ns[BULK_FREE_HIST_BUCKETS] = {
+                1000, 2500, 5000, 10000, 25000, 50000, 100000, 250000, 500000, 1000000, 2500000, 5000000,
+                10000000, 25000000, 50000000, 100000000, 250000000, 500000000,
+        };
+        for (size_t i = 0; i < BULK_FREE_HIST_BUCKETS; i++)
+                if (span_ns <= bounds_ns[i]) {
+                        h->buckets[i]++;
+                        break;
+                }
+        h->count++;
+        h->sum_seconds += (double) span_ns / 1e9;
+}
+
 static void on_span(const BulkFreeSpan *span, void *userdata) {
         BulkFreeSource *s = userdata;
         bulk_free_window_add(&s->window, span);
         s->c.bulk_frees++;
+        bulk_free_histogram_add(&s->c.hist, span->last_ns >= span->first_ns ? span->last_ns - span->first_ns : 0);
 }
 
 int bulk_free_source_read(BulkFreeSource *s, size_t max_bytes) {

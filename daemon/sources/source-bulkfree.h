@@ -150,6 +150,24 @@ int bulk_free_window_summarize(const BulkFreeWindow *w, usec_t since, BulkFreeSu
 
 typedef struct BulkFreeSource BulkFreeSource;
 
+/*
+ * The holds' histogram buckets (upper bounds, seconds): 1, 2.5 and 5 x 10^k
+ * from 1 us to 0.5 s (docs/health.md, pcptune_pcp_bulk_free_hold_seconds);
+ * +Inf is the count.
+ */
+#define BULK_FREE_HIST_BUCKETS 18
+extern const double bulk_free_hist_bounds[BULK_FREE_HIST_BUCKETS];
+
+/* Every hold measured since the start, by bucket (cumulative when exported). */
+typedef struct BulkFreeHistogram {
+        uint64_t buckets[BULK_FREE_HIST_BUCKETS];  /* holds in (bound[i-1], bound[i]], not cumulative */
+        uint64_t count;                            /* every hold, the +Inf bucket included */
+        double sum_seconds;
+} BulkFreeHistogram;
+
+/* Count one hold of span_ns nanoseconds. */
+void bulk_free_histogram_add(BulkFreeHistogram *h, uint64_t span_ns);
+
 typedef struct BulkFreeCounters {
         uint64_t windows;          /* times tracing was switched on */
         usec_t traced_usec;        /* time with tracing on */
@@ -162,6 +180,7 @@ typedef struct BulkFreeCounters {
         usec_t cost_usec;          /* CPU time (user + system) of reading and parsing, all reads */
         usec_t last_cost_usec;     /* of the last read */
         unsigned buffer_kb;        /* per CPU */
+        BulkFreeHistogram hist;    /* every bulk free measured, by hold */
 } BulkFreeCounters;
 
 /*

@@ -52,7 +52,7 @@ done
 extra=$(grep -E '/(bench-sample|churn|exitstorm|fuzz-[a-z-]*|test-[a-z-]*)$|\.(o|a|la)$|^/usr/local|^/etc/pcptune' "$tmp/files")
 [ -z "$extra" ] && tap_ok "no benchmarks, tests, objects, /usr/local or /etc/pcptune in the package" || tap_fail "unexpected files" "$extra"
 dpkg-deb -x "$deb" "$tmp/root"
-grep -qx "ExecStart=/usr/sbin/pcptuned" "$tmp/root$unitdir/pcptuned.service" && tap_ok "the unit runs /usr/sbin/pcptuned" ||
+grep -qx "ExecStart=/usr/sbin/pcptuned --on-stop=auto" "$tmp/root$unitdir/pcptuned.service" && tap_ok "the unit runs /usr/sbin/pcptuned --on-stop=auto" ||
 	tap_fail "ExecStart" "$(grep ExecStart "$tmp/root$unitdir/pcptuned.service")"
 
 dpkg-deb -e "$deb" "$tmp/ctl"

@@ -109,7 +109,7 @@ else
 fi
 
 # A second daemon (a dry-run beside the service) must not overwrite or remove the file.
-"$PCPTUNED" --dry-run --root "$tmp/root" --policy-dir "$minimum" --interval 200ms --metrics-dir "$tmp/metrics" \
+"$PCPTUNED" --dry-run --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$minimum" --interval 200ms --metrics-dir "$tmp/metrics" \
 	>"$tmp/log-dry" 2>&1 &
 dry_pid=$!
 sleep 1
@@ -156,7 +156,7 @@ fi
 # --- a dry-run daemon writes metrics too (it observes).
 set_root 6.18.44-fc-live-smp2-24G
 minimum=$(policy_dir minimum)
-"$PCPTUNED" --dry-run --root "$tmp/root" --policy-dir "$minimum" --interval 200ms --metrics-dir "$tmp/metrics" \
+"$PCPTUNED" --dry-run --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$minimum" --interval 200ms --metrics-dir "$tmp/metrics" \
 	>"$tmp/log-dry" 2>&1 &
 dry_pid=$!
 dry_ok() { value_is pcptune_dry_run 1 && value_is "pcptune_knob_target_value$K" "$want"; }
@@ -171,7 +171,7 @@ kill -TERM "$dry_pid"; wait "$dry_pid"; dry_pid=""
 [ ! -e "$prom" ] && tap_ok "the dry-run daemon removes its file on stop" || tap_fail "dry-run file left on stop"
 
 # --- a missing directory: metrics off, one notice, never created.
-"$PCPTUNED" --dry-run --root "$tmp/root" --policy-dir "$minimum" --interval 200ms --metrics-dir "$tmp/absent" \
+"$PCPTUNED" --dry-run --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$minimum" --interval 200ms --metrics-dir "$tmp/absent" \
 	>"$tmp/log-absent" 2>&1 &
 dry_pid=$!
 sleep 1
@@ -185,7 +185,7 @@ fi
 
 # --- --once and --no-metrics write none.
 "$PCPTUNED" --once --dry-run --root "$tmp/root" --policy-dir "$minimum" --metrics-dir "$tmp/metrics" >/dev/null 2>&1
-"$PCPTUNED" --dry-run --no-metrics --root "$tmp/root" --policy-dir "$minimum" --interval 200ms \
+"$PCPTUNED" --dry-run --no-metrics --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$minimum" --interval 200ms \
 	--metrics-dir "$tmp/metrics" >"$tmp/log-none" 2>&1 &
 dry_pid=$!
 sleep 1

@@ -12,23 +12,16 @@
 # (--list-metrics), and the families docs/health.md drops are not.  Prints
 # TAP.  Fast.
 #
-# PENDING: the families of docs/health.md that the daemon half of issue 22
-# adds or renames and that pcptuned does not export yet, and the ones it
-# drops and still exports.  Their checks are TAP TODO (expected failures)
-# until then; once pcptuned exports (or drops) one, its TODO passes, which
-# the TAP driver counts as a failure (XPASS): remove it from the list then.
+# DROPPED: the families docs/health.md drops (node_exporter has them) or
+# renames; pcptuned must not export them.  (While the daemon half of issue
+# 22 was pending, its families were TAP TODO here; pcptuned exports them now.)
 . "$(dirname "$0")/tap.sh"
 
-PENDING_NEW="pcptune_build_info pcptune_config_info pcptune_config_last_reload_success_timestamp_seconds
-pcptune_config_last_reload_successful pcptune_journal_crash_restore pcptune_journal_held_values
-pcptune_knob_last_change_timestamp_seconds pcptune_knob_last_write_errno pcptune_pcp_batch_pages
-pcptune_pcp_bulk_free_goal_seconds pcptune_pcp_high_pages pcptune_reclaim_last_refault_max_pages_per_second"
-# Dropped for good (node_exporter has them; renamed with a unit):
+PENDING_NEW=""
 DROPPED="pcptune_psi_memory_stall_ratio pcptune_psi_memory_stall_seconds_total pcptune_percpu_bytes
 pcptune_reclaim_last_refault_rate_max"
-PENDING_DROP=$DROPPED
-# The histogram: pcptuned exports the family today as a gauge with a stat label.
-PENDING_TYPE="pcptune_pcp_bulk_free_hold_seconds"
+PENDING_DROP=""
+PENDING_TYPE=""
 
 command -v promtool >/dev/null || tap_skip_all "promtool not installed (Debian's prometheus, build-aux/debian-packages-test)"
 command -v python3 >/dev/null || tap_skip_all "python3 not installed"

@@ -119,7 +119,10 @@ root_state_name() { # root base
 		printf -v c '%d' "'${root:i:1}"
 		h=$(((h ^ (c & 255)) * 1099511628211)) # the FNV 64-bit prime 0x100000001b3; wraps like uint64_t
 	done
-	printf '%s-%016x.%s\n' "${2%.*}" "$h" "${2##*.}"
+	case $2 in
+	*.*) printf '%s-%016x.%s\n' "${2%.*}" "$h" "${2##*.}" ;;
+	*) printf '%s-%016x\n' "$2" "$h" ;;
+	esac
 }
 journal_name() { root_state_name "$1" restore.json; } # root
 status_name() { root_state_name "$1" status.json; }   # root: the daemon's status file

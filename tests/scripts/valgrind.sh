@@ -61,5 +61,24 @@ if [ "$(id -u)" = 0 ]; then
 	else
 		tap_fail "valgrind daemon loop" "exit $rc, metrics written: $wrote_metrics" "$(cat "$tmp/log")"
 	fi
+	# A stop that keeps (--on-stop=keep), a start that adopts, a stop that asks systemd (auto: restores here).
+	for mode in keep auto; do
+		"$VALGRIND" -q --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect \
+			--show-leak-kinds=definite,indirect \
+			"$PCPTUNED" --root "$tmp/root" --state-dir "$tmp/state" --policy-dir "$tmp/pol-link" --interval 200ms \
+			--on-stop=$mode >"$tmp/log-$mode" 2>&1 &
+		pid=$!
+		wait_for 300 grep -q "Confirmed\|do not show the model\|Adopted" "$tmp/log-$mode"; sleep 1
+		[ $mode = auto ] && { vg "$PCPTUNECTL" --state-dir "$tmp/state" check >"$tmp/out" 2>&1; crc=$?; }
+		kill -TERM $pid; wait $pid; rc=$?; pid=""
+		frac=$(cat "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction")
+		if [ $mode = keep ] && [ $rc = 0 ] && [ "$frac" != 0 ] && [ -e "$tmp/state/handover" ]; then
+			tap_ok "valgrind: a stop with --on-stop=keep keeps $frac and marks the journal (clean)"
+		elif [ $mode = auto ] && [ $rc = 0 ] && [ "$frac" = 0 ] && grep -q Adopted "$tmp/log-$mode" && [ "$crc" = 0 ]; then
+			tap_ok "valgrind: the next start adopts, pcptunectl check says '$(cat "$tmp/out")', --on-stop=auto restores (clean)"
+		else
+			tap_fail "valgrind --on-stop=$mode" "exit $rc, fraction $frac, check ${crc:-}" "$(cat "$tmp/log-$mode" "$tmp/out")"
+		fi
+	done
 fi
 tap_done

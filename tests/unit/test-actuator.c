@@ -15,6 +15,7 @@
 #include "actuator.h"
 #include "knob.h"
 #include "log.h"
+#include "onstop.h"
 #include "cycle.h"
 #include "policy-eval.h"
 #include "policy.h"
@@ -180,10 +181,117 @@ static void test_stock_kernel(void **state) {
         teardown(a, st, root, sd);
 }
 
+/*
+ * --on-stop=keep: the values stay, the journal is marked handed over; the next actuator adopts it (the
+ * originals kept), writes nothing for the same decision, and an emptied set still hands both back.  The
+ * per-knob last errno and last change time as the metrics and the health file read them.
+ */
+static void test_hand_over(void **state) {
+        char *root = copy_root(), *sd = test_mkdtemp("actuator-state");
+        EvalState *st = eval_state_new();
+        DaemonCounters c = { 0 };
+        char mark[64], journal[JOURNAL_NAME_MAX];
+
+        /* This fake root's files: handover-HASH and restore-HASH.json (root_state_name()). */
+        assert_non_null(root_state_name(root, HANDOVER_FILE, mark, sizeof mark));
+        journal_file_name(root, journal);
+
+        put(root, "/.pcptune/fraction-floor", "1\n");
+        Actuator *a = new_actuator(root, sd, st, &c);
+        assert_true(act_on(a, st, root, BOTH) & ACT_PAGESETS_CHANGED);
+        const KnobCounters *kc = actuator_counters(a);
+        assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].writes, 1);
+        assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].last_errno, 0);
+        assert_true(kc[KNOB_PCP_HIGH_FRACTION].last_change_realtime_usec > 0);
+        assert_false(actuator_crash_restored(a));
+        assert_int_equal(actuator_hand_over(a), 2);
+        assert_true(exists(sd, mark));
+        assert_true(exists(sd, journal));
+        assert_int_equal(test_value(root, FRACTION_PATH), -1);
+        assert_int_equal(test_value(root, SCALE_PATH), 2);
+        actuator_free(a);
+
+        /* The next one adopts: the originals of the first, no write for the same decision. */
+        a = new_actuator(root, sd, st, &c);
+        assert_false(exists(sd, mark));
+        assert_false(actuator_crash_restored(a));
+        const KnobState *k = actuator_knobs(a);
+        assert_true(k[KNOB_PCP_HIGH_FRACTION].managed && k[KNOB_PCP_HIGH_FRACTION].original == 0);
+        assert_true(k[KNOB_PCP_BATCH_SCALE_MAX].managed && k[KNOB_PCP_BATCH_SCALE_MAX].original == 5);
+        assert_int_equal(act_on(a, st, root, BOTH), 0);
+        kc = actuator_counters(a);
+        assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].writes, 0);
+        assert_int_equal(kc[KNOB_PCP_BATCH_SCALE_MAX].writes, 0);
+        assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].last_change_realtime_usec, 0);
+        /* A new decision after the adoption is written, the first pcptuned's original still the one restored. */
+        act_on(a, st, root, "version: 1\nname: t\nrules:\n  - name: r\n    pcp: { high: { fraction: 1000 }, "
+                            "batch_scale_max: 2 }\n");
+        assert_int_equal(test_value(root, FRACTION_PATH), 1000);
+        assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].writes, 1);
+        assert_true(k[KNOB_PCP_HIGH_FRACTION].managed && k[KNOB_PCP_HIGH_FRACTION].original == 0);
+
+        /* An emptied set hands both back; a stop that keeps then has nothing to keep. */
+        assert_true(act_on(a, st, root, NONE) & ACT_PAGESETS_CHANGED);
+        assert_int_equal(test_value(root, FRACTION_PATH), 0);
+        assert_int_equal(test_value(root, SCALE_PATH), 5);
+        assert_true(kc[KNOB_PCP_HIGH_FRACTION].last_change_realtime_usec > 0);
+        assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].restores, 1);
+        assert_int_equal(actuator_hand_over(a), 0);
+        assert_false(exists(sd, mark));
+        assert_false(exists(sd, journal));
+        teardown(a, st, root, sd);
+}
+
+/* A refused write keeps its errno for the metrics and the health file until a write succeeds. */
+static void test_last_errno(void **state) {
+        char *root = copy_root(), *sd = test_mkdtemp("actuator-state");
+        EvalState *st = eval_state_new();
+        DaemonCounters c = { 0 };
+
+        /* 3: a value the handler rejects (below 8), so not one pcptune could hand back: refused (ERANGE). */
+        put(root, FRACTION_PATH, "3\n");
+        Actuator *a = new_actuator(root, sd, st, &c);
+        act_on(a, st, root, BOTH);
+        const KnobCounters *kc = actuator_counters(a);
+        assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].last_errno, ERANGE);
+        assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].refused, 1);
+        assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].last_change_realtime_usec, 0);
+        assert_int_equal(test_value(root, FRACTION_PATH), 3);
+        put(root, FRACTION_PATH, "0\n");
+        act_on(a, st, root, BOTH);
+        assert_int_equal(kc[KNOB_PCP_HIGH_FRACTION].last_errno, 0);
+        assert_true(kc[KNOB_PCP_HIGH_FRACTION].last_change_realtime_usec > 0);
+        assert_true(test_value(root, FRACTION_PATH) >= 8);
+        assert_int_equal(actuator_stop(a), 0);
+        teardown(a, st, root, sd);
+}
+
+/* A journal without the handover mark is a crash's: restored at the start. */
+static void test_crash_restore(void **state) {
+        char *root = copy_root(), *sd = test_mkdtemp("actuator-state");
+        EvalState *st = eval_state_new();
+        DaemonCounters c = { 0 };
+
+        put(root, "/.pcptune/fraction-floor", "1\n");
+        Actuator *a = new_actuator(root, sd, st, &c);
+        act_on(a, st, root, BOTH);
+        actuator_free(a); /* as a kill: no stop */
+        assert_int_equal(test_value(root, FRACTION_PATH), -1);
+        a = new_actuator(root, sd, st, &c);
+        assert_true(actuator_crash_restored(a));
+        assert_int_equal(test_value(root, FRACTION_PATH), 0);
+        assert_int_equal(test_value(root, SCALE_PATH), 5);
+        assert_false(exists(sd, journal_file_name(root, (char[JOURNAL_NAME_MAX]){ 0 })));
+        teardown(a, st, root, sd);
+}
+
 int main(void) {
         const struct CMUnitTest tests[] = {
                 cmocka_unit_test(test_act_and_release),
                 cmocka_unit_test(test_stock_kernel),
+                cmocka_unit_test(test_hand_over),
+                cmocka_unit_test(test_crash_restore),
+                cmocka_unit_test(test_last_errno),
         };
         log_setup("test-actuator", LOG_TARGET_NULL, LOG_DEBUG);
         return cmocka_run_group_tests(tests, NULL, NULL);

@@ -98,11 +98,12 @@ static void fake_init(Fake *f, const char *set) {
         f->decision = (Decision){ .rules = &f->status, .n_rules = 1 };
         f->report = (ReportInput){ .snap = f->snap, .mv = &f->mv, .decision = &f->decision, .dry_run = true };
         f->knob = (KnobState){ .desc = knob_desc(KNOB_PCP_HIGH_FRACTION), .managed = true, .original = 0, .written = 1528 };
-        f->kc = (KnobCounters){ .writes = 3, .restores = 2, .refused = 1 };
+        f->kc = (KnobCounters){ .writes = 3, .restores = 2, .refused = 1, .last_errno = EINVAL,
+                                .last_change_realtime_usec = 1700000000654321 };
         f->pk = (PromKnob){ .name = f->knob.desc->name, .knob = &f->knob, .present = f->snap->has_knob,
                             .value = snapshot_pcp_value(f->snap), .has_target = true, .target = 1528, .counters = &f->kc };
         f->dc = (DaemonCounters){ .samples = 7, .last_sample_usec = 1500, .last_sample_realtime_usec = 1700000000123456,
-                                  .reclaim_freed_bytes = UINT64_C(5000000000000) };
+                                  .reclaim_freed_bytes = UINT64_C(5000000000000), .journal_held = 1 };
         for (int o = 0; o < _RECLAIM_OUTCOME_MAX; o++)
                 f->dc.reclaim_outcomes[o] = (uint64_t) o + 1;
         f->in = (PromInput){ .report = &f->report, .knobs = &f->pk, .n_knobs = 1, .counters = &f->dc, .version = "1.2.3" };
@@ -131,8 +132,10 @@ static void test_render(void **state) {
 
         fake_init(&f, "6.18.44-fc-live-smp2-24G");
         out = render(&f.in);
+        /* The version apart from the kernel and its regime (docs/health.md). */
+        assert_non_null(strstr(out, "# TYPE pcptune_build_info gauge\npcptune_build_info{version=\"1.2.3\"} 1\n"));
         assert_non_null(strstr(out, "# TYPE pcptune_info gauge\n"
-                                    "pcptune_info{version=\"1.2.3\",kernel=\"6.18.44-fc-v769\",regime=\"autotune\"} 1\n"));
+                                    "pcptune_info{kernel=\"6.18.44-fc-v769\",regime=\"autotune\"} 1\n"));
         assert_non_null(strstr(out, "\npcptune_dry_run 1\n"));
         assert_non_null(strstr(out, "\npcptune_knob_original_value{knob=\"vm.percpu_pagelist_high_fraction\"} 0\n"));
         assert_non_null(strstr(out, "\npcptune_knob_target_value{knob=\"vm.percpu_pagelist_high_fraction\"} 1528\n"));
@@ -145,8 +148,21 @@ static void test_render(void **state) {
         assert_non_null(strstr(out, "\npcptune_knob_refused_writes_total{knob=\"vm.percpu_pagelist_high_fraction\"} 1\n"));
         assert_non_null(strstr(out, "\npcptune_rule_state{policy=\"pol\",rule=\"rule\",state=\"host_mismatch\"} 1\n"));
         assert_non_null(strstr(out, "\npcptune_rule_state{policy=\"pol\",rule=\"rule\",state=\"active\"} 0\n"));
-        /* Percpu: 712 kB in the fixture's meminfo. */
-        assert_non_null(strstr(out, "\npcptune_percpu_bytes 729088\n"));
+        /* node_exporter's copies are gone (node_memory_Percpu_bytes, node_pressure_*). */
+        assert_null(strstr(out, "pcptune_percpu_bytes"));
+        assert_null(strstr(out, "pcptune_psi_"));
+        /* The node's state: a load that failed, none succeeded yet, no hash; the journal holds 1, no crash. */
+        assert_non_null(strstr(out, "\npcptune_config_last_reload_successful 0\n"));
+        assert_null(strstr(out, "pcptune_config_last_reload_success_timestamp_seconds"));
+        assert_null(strstr(out, "pcptune_config_info"));
+        assert_non_null(strstr(out, "\npcptune_journal_held_values 1\n"));
+        assert_non_null(strstr(out, "\npcptune_journal_crash_restore{state=\"none\"} 1\n"));
+        assert_non_null(strstr(out, "\npcptune_journal_crash_restore{state=\"pending\"} 0\n"));
+        assert_non_null(strstr(out, "\npcptune_knob_last_write_errno{knob=\"vm.percpu_pagelist_high_fraction\"} 22\n"));
+        assert_non_null(strstr(out, "\npcptune_knob_last_change_timestamp_seconds{knob=\"vm.percpu_pagelist_high_fraction\"} "
+                                    "1700000000\n"));
+        /* No bulk_free_p99 goal decides the fraction. */
+        assert_null(strstr(out, "pcptune_pcp_bulk_free_goal_seconds"));
         /* No memory controller in the fixture: no split, no memcg IDs. */
         assert_null(strstr(out, "pcptune_percpu_split_bytes"));
         assert_null(strstr(out, "pcptune_memcg_ids"));
@@ -160,6 +176,26 @@ static void test_render(void **state) {
         /* One series per populated zone, never per CPU. */
         assert_int_equal(count_lines_with(out, "pcptune_pcp_list_bytes{"), f.snap->n_pcp_zones);
         assert_int_equal(count_lines_with(out, "pcptune_pcp_high_max_pages{"), f.snap->n_pcp_zones);
+        assert_int_equal(count_lines_with(out, "pcptune_pcp_high_pages{"), f.snap->n_pcp_zones);
+        assert_int_equal(count_lines_with(out, "pcptune_pcp_batch_pages{"), f.snap->n_pcp_zones);
+        /* The largest over the zone's CPUs, as zoneinfo prints them now. */
+        for (size_t z = 0; z < f.snap->zoneinfo.n_zones; z++) {
+                const Zone *zone = &f.snap->zoneinfo.zones[z];
+                int64_t high = 0, batch = 0;
+                char want[160];
+                if (!zone->populated)
+                        continue;
+                for (size_t c = 0; c < zone->n_cpus; c++) {
+                        high = MAX(high, zone->cpus[c].high);
+                        batch = MAX(batch, zone->cpus[c].batch);
+                }
+                snprintf(want, sizeof want, "\npcptune_pcp_high_pages{node=\"%d\",zone=\"%s\"} %" PRId64 "\n", zone->node,
+                         zone->name, high);
+                assert_non_null(strstr(out, want));
+                snprintf(want, sizeof want, "\npcptune_pcp_batch_pages{node=\"%d\",zone=\"%s\"} %" PRId64 "\n", zone->node,
+                         zone->name, batch);
+                assert_non_null(strstr(out, want));
+        }
         /* Unavailable: no proc connector, so neither exit metric, not even its HELP. */
         assert_null(strstr(out, "pcptune_process_exits"));
         /* HELP and TYPE once per metric. */
@@ -174,22 +210,51 @@ static void test_render(void **state) {
         out = render(&f.in);
         assert_non_null(strstr(out, "\npcptune_process_exits_per_second 12.5\n"));
         assert_non_null(strstr(out, "\npcptune_process_exits_total 99\n"));
-        /* Bulk-free holds: absent while unavailable, p99 and max once measured. */
+        /* Bulk-free holds: absent while unavailable, a histogram once measured. */
         assert_null(strstr(out, "pcptune_pcp_bulk_free"));
         free(out);
         BulkFreeView bv = { .available = true, .window_usec = 600 * USEC_PER_SEC,
                             .sum = { .samples = 187, .p99_seconds = 70e-6, .max_seconds = 90e-6, .pages_p99 = 189,
                                      .pages_max = 191 },
                             .c = { .traced_usec = 1250000, .lost = 360846, .cost_usec = 114058 } };
+        /* Holds of 1 us (the first bound, inclusive), 1.001 us, 70 us, 0.5 s and 2 s (+Inf only). */
+        static const uint64_t holds_ns[] = { 1000, 1001, 70000, 500000000, 2000000000 };
+        for (size_t i = 0; i < ELEMENTSOF(holds_ns); i++)
+                bulk_free_histogram_add(&bv.c.hist, holds_ns[i]);
         f.report.bulk_free = &bv;
         out = render(&f.in);
-        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_hold_seconds{stat=\"p99\"} 7e-05\n"));
-        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_hold_seconds{stat=\"max\"} 9e-05\n"));
+        assert_non_null(strstr(out, "# TYPE pcptune_pcp_bulk_free_hold_seconds histogram\n"
+                                    "pcptune_pcp_bulk_free_hold_seconds_bucket{le=\"1e-06\"} 1\n"
+                                    "pcptune_pcp_bulk_free_hold_seconds_bucket{le=\"2.5e-06\"} 2\n"));
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_hold_seconds_bucket{le=\"5e-05\"} 2\n"
+                                    "pcptune_pcp_bulk_free_hold_seconds_bucket{le=\"0.0001\"} 3\n"));
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_hold_seconds_bucket{le=\"0.25\"} 3\n"
+                                    "pcptune_pcp_bulk_free_hold_seconds_bucket{le=\"0.5\"} 4\n"
+                                    "pcptune_pcp_bulk_free_hold_seconds_bucket{le=\"+Inf\"} 5\n"
+                                    "pcptune_pcp_bulk_free_hold_seconds_sum 2.500072001\n"
+                                    "pcptune_pcp_bulk_free_hold_seconds_count 5\n"));
+        assert_int_equal(count_lines_with(out, "pcptune_pcp_bulk_free_hold_seconds_bucket{"), 19);
         assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_pages{stat=\"p99\"} 189\n"));
         assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_samples 187\n"));
         assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_lost_events_total 360846\n"));
         assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_traced_seconds_total 1.25\n"));
         assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_read_cpu_seconds_total 0.114058\n"));
+        free(out);
+
+        /* A load that succeeded, its time and hash; a crash restored at the start; a goal deciding. */
+        f.dc.config_reload_ok = true;
+        f.dc.config_reload_success_realtime_usec = 1700000100999999;
+        snprintf(f.dc.policy_hash, sizeof f.dc.policy_hash, "0123456789abcdef");
+        f.dc.crash_restore = CRASH_RESTORE_DONE;
+        f.decision.knobs[KNOB_PCP_HIGH_FRACTION] = (KnobDecision){
+                .wanted = true, .goal = { .kind = PCP_GOAL_BULK_FREE_P99, .value = 50000 } };
+        out = render(&f.in);
+        assert_non_null(strstr(out, "\npcptune_config_last_reload_successful 1\n"));
+        assert_non_null(strstr(out, "\npcptune_config_last_reload_success_timestamp_seconds 1700000100\n"));
+        assert_non_null(strstr(out, "\npcptune_config_info{policy_hash=\"0123456789abcdef\"} 1\n"));
+        assert_non_null(strstr(out, "\npcptune_journal_crash_restore{state=\"none\"} 0\n"));
+        assert_non_null(strstr(out, "\npcptune_journal_crash_restore{state=\"done\"} 1\n"));
+        assert_non_null(strstr(out, "\npcptune_pcp_bulk_free_goal_seconds 5e-05\n"));
         free(out);
         snapshot_free(f.snap);
 }
@@ -221,13 +286,22 @@ static void test_every_fixture(void **state) {
                         bool known = false;
                         if (*p == '#')
                                 known = true;
-                        for (size_t k = 0; !known && k < n; k++)
-                                known = strlen(t[k].name) == len && strncmp(t[k].name, p, len) == 0;
+                        for (size_t k = 0; !known && k < n; k++) {
+                                size_t tl = strlen(t[k].name);
+                                known = tl == len && strncmp(t[k].name, p, len) == 0;
+                                /* A histogram's series: <name>_bucket, _sum, _count. */
+                                if (!known && t[k].type == PROM_HISTOGRAM && len > tl && strncmp(t[k].name, p, tl) == 0)
+                                        known = (len - tl == 7 && strncmp(p + tl, "_bucket", 7) == 0) ||
+                                                (len - tl == 4 && strncmp(p + tl, "_sum", 4) == 0) ||
+                                                (len - tl == 6 && strncmp(p + tl, "_count", 6) == 0);
+                        }
                         if (!known)
                                 fail_msg("%s: unknown line %.*s", fixture_sets[i], (int) strcspn(p, "\n"), p);
                 }
-                assert_non_null(strstr(out, "\npcptune_percpu_bytes "));
+                assert_non_null(strstr(out, "\npcptune_build_info{"));
                 assert_non_null(strstr(out, "\npcptune_pcp_high_max_pages{node=\"0\""));
+                assert_non_null(strstr(out, "\npcptune_pcp_high_pages{node=\"0\""));
+                assert_non_null(strstr(out, "\npcptune_pcp_batch_pages{node=\"0\""));
                 free(out);
                 snapshot_free(f.snap);
         }
@@ -295,7 +369,7 @@ static void test_writer(void **state) {
         assert_string_equal(buf, "keep\n");
         free(buf);
         assert_int_equal(read_file_at("/", path, 1 << 20, &buf, &len), 0);
-        assert_true(strncmp(buf, "# HELP pcptune_info ", 20) == 0);
+        assert_true(strncmp(buf, "# HELP pcptune_build_info ", 26) == 0);
         assert_true(len > 0 && buf[len - 1] == '\n');
         free(buf);
 
@@ -341,6 +415,33 @@ static void test_writer(void **state) {
         assert_int_equal(unlink(lockfile), 0);
         prom_writer_free(NULL);
         free(lockfile);
+
+        /* --metrics-file: a plain name ending in .prom, written beside the default one under a lock of its own. */
+        static const char *const bad_names[] = { "", ".prom", "../x.prom", "a/b.prom", ".hidden.prom", "x.txt",
+                                                 "sp ace.prom", "x.prom/", "pcptune.prom.tmp" };
+        for (size_t i = 0; i < ELEMENTSOF(bad_names); i++) {
+                assert_false(prom_file_name_valid(bad_names[i]));
+                assert_int_equal(prom_writer_open_name(dir, bad_names[i], lockdir, &w), -EINVAL);
+        }
+        assert_false(prom_file_name_valid(NULL));
+        assert_true(prom_file_name_valid("pcptune-canary.prom"));
+        assert_int_equal(prom_writer_open(dir, lockdir, &w), 0);
+        assert_int_equal(prom_writer_open_name(dir, "pcptune-canary.prom", lockdir, &w2), 0);
+        assert_string_equal(prom_writer_name(w2), "pcptune-canary.prom");
+        assert_int_equal(prom_writer_write(w, &f.in), 0); /* the service's file and lock ... */
+        assert_int_equal(prom_writer_write(w2, &f.in), 0); /* ... do not stop the canary's */
+        assert_non_null(strstr(prom_writer_lock_path(w2), "-pcptune-canary.prom.lock"));
+        assert_int_equal(prom_writer_remove(w), 0);
+        char *canary;
+        assert_true(asprintf(&canary, "%s/pcptune-canary.prom", dir) > 0);
+        assert_int_equal(lstat(canary, &st), 0);
+        assert_int_equal(st.st_mode & 07777, 0644);
+        assert_true(lstat(path, &st) < 0 && errno == ENOENT);
+        assert_int_equal(prom_writer_remove(w2), 0);
+        assert_true(lstat(canary, &st) < 0 && errno == ENOENT);
+        prom_writer_free(w2);
+        prom_writer_free(w);
+        free(canary);
         free(lockdir);
 
         snapshot_free(f.snap);

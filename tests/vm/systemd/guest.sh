@@ -23,7 +23,7 @@ OUT=${VMTEST_OUT:-/tmp/vmtest-out}
 STARTED_MSGID=39f53479d3a045ac8e11786248231fbf # SD_MESSAGE_UNIT_STARTED
 mkdir -p "$OUT"
 passed=0 failed=0 skipped=0
-want=" ${*:-1 2 3 4 5 6 16 7 8 9 10 11 12 13 14 15} "
+want=" ${*:-1 2 3 4 5 6 16 17 7 8 9 10 11 12 13 14 15} "
 BOOT_FRAC=$(cat "$K")
 FMIN="" # the fraction of `high: minimum`, learnt in check 3
 
@@ -257,6 +257,41 @@ if runs 6; then
 	ok=1
 	[ "$rc" = 0 ] && [ "$after" = "$BOOT_FRAC" ] && [ ! -e /run/pcptune/restore.json ] && [ -d /run/pcptune ] && ok=0
 	result $ok 6 stop-restore "stop exit $rc: fraction $before -> $after (boot $BOOT_FRAC); restore.json $([ -e /run/pcptune/restore.json ] && echo present || echo removed); /run/pcptune $([ -d /run/pcptune ] && echo kept || echo gone)"
+fi
+
+# ---- 17. systemctl restart keeps the values, stop restores (--on-stop=auto) -----------------------
+if runs 17; then
+	head_ 17 restart-keeps
+	stop_unit
+	set_policies 50-minimum.yaml
+	systemctl start "$U"
+	wait_for 100 sh -c "[ \"\$(cat $K)\" != $BOOT_FRAC ]"
+	F=$(frac) pid1=$(prop MainPID)
+	c=$(cursor)
+	systemctl restart "$U"; rc=$?
+	wait_for 100 sh -c "[ \"\$(systemctl show -P SubState $U)\" = running ]"
+	wait_for 50 jhas "$c" 'Adopted the restore journal'
+	sleep 1
+	pid2=$(prop MainPID) F2=$(frac)
+	chk=$(pcptunectl check 2>&1); crc=$?
+	jgrep "$c" 'Stopping|Keeping|Adopted|restored|vm.percpu_pagelist_high_fraction: ' | evf
+	ev "restart: MainPID $pid1 -> $pid2, fraction $F -> $F2; /run/pcptune: $(ls /run/pcptune | paste -sd' '); check: $crc $chk"
+	why=""
+	[ "$rc" = 0 ] && [ "$pid2" != "$pid1" ] && [ "$pid2" != 0 ] || why="$why restart exit $rc, pid $pid1 -> $pid2;"
+	[ "$F2" = "$F" ] || why="$why fraction $F -> $F2;"
+	jhas "$c" "pending job is restart: keeping" || why="$why no 'pending job is restart';"
+	jhas "$c" 'Adopted the restore journal' || why="$why not adopted;"
+	! jgrep "$c" 'restored |vm.percpu_pagelist_high_fraction: [0-9-]+ -> ' >/dev/null || why="$why a restore or a write;"
+	[ "$crc" = 0 ] || why="$why check $crc;"
+	c2=$(cursor)
+	systemctl stop "$U"; src=$?
+	F3=$(frac)
+	jgrep "$c2" 'Stopping|restored' | evf
+	[ "$src" = 0 ] && [ "$F3" = "$BOOT_FRAC" ] && [ ! -e /run/pcptune/restore.json ] && [ ! -e /run/pcptune/handover ] ||
+		why="$why stop exit $src: fraction $F3, $(ls /run/pcptune | paste -sd' ');"
+	jhas "$c2" "pending job is stop: restoring" || why="$why no 'pending job is stop';"
+	result "$([ -z "$why" ] && echo 0 || echo 1)" 17 restart-keeps \
+		"${why:-restart: $F kept (pid $pid1 -> $pid2, adopted, no write, check 0); stop: $F -> $F3 (boot)}"
 fi
 
 # ---- 16. pcptunectl history from the real journal ---------------------------------------------------
