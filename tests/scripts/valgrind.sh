@@ -72,7 +72,7 @@ if [ "$(id -u)" = 0 ]; then
 		[ $mode = auto ] && { vg "$PCPTUNECTL" --state-dir "$tmp/state" check >"$tmp/out" 2>&1; crc=$?; }
 		kill -TERM $pid; wait $pid; rc=$?; pid=""
 		frac=$(cat "$tmp/root/proc/sys/vm/percpu_pagelist_high_fraction")
-		if [ $mode = keep ] && [ $rc = 0 ] && [ "$frac" != 0 ] && [ -e "$tmp/state/handover" ]; then
+		if [ $mode = keep ] && [ $rc = 0 ] && [ "$frac" != 0 ] && [ -e "$tmp/state/$(root_state_name "$tmp/root" handover)" ]; then
 			tap_ok "valgrind: a stop with --on-stop=keep keeps $frac and marks the journal (clean)"
 		elif [ $mode = auto ] && [ $rc = 0 ] && [ "$frac" = 0 ] && grep -q Adopted "$tmp/log-$mode" && [ "$crc" = 0 ]; then
 			tap_ok "valgrind: the next start adopts, pcptunectl check says '$(cat "$tmp/out")', --on-stop=auto restores (clean)"
