@@ -22,7 +22,8 @@ source_deb() {
 
 for dir in "$top_srcdir"/contrib/kernel/[0-9]*/; do
 	v=$(basename "$dir")
-	patches=$(ls "$dir"/[0-9][0-9][0-9][0-9]-*.patch 2>/dev/null)
+	# 0000-cover-letter.patch holds no diff: the series starts at 0001.
+	patches=$(ls "$dir"/[0-9][0-9][0-9][1-9]-*.patch 2>/dev/null)
 	[ -n "$patches" ] || continue
 	files=$(sed -n 's|^diff --git a/\([^ ]*\) b/.*|\1|p' $patches | sort -u)
 	src=${PCPTUNE_SRC:-/var/tmp/pcptune-src}/linux-source-$v
