@@ -4,7 +4,7 @@
 # kernel lacks that patch).  Exit status 0 unless a test failed.
 dir=$(dirname "$0")
 failed=0
-for t in test-pcp-minimum.sh test-batch-scale-max.sh test-percpu-depopulate.sh test-memcg-reclaim-dying.sh test-daemon.sh; do
+for t in test-pcp-minimum.sh test-batch-scale-max.sh test-percpu-depopulate.sh test-memcg-reclaim-dying.sh test-memcg-reparent.sh test-daemon.sh; do
 	echo "=== $t"
 	start=$(date +%s)
 	sh "$dir/$t"
