@@ -15,7 +15,8 @@ PCPTUNE_APT=${PCPTUNE_APT:-/var/tmp/pcptune-apt}
 papt_mirror() {
 	if [ -n "${PCPTUNE_MIRROR:-}" ]; then printf '%s\n' "$PCPTUNE_MIRROR"; return 0; fi
 	# First http(s) URI ending in /debian, from deb822 "URIs:" or one-line "deb" entries.
-	cat /etc/apt/sources.list /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list 2>/dev/null |
+	# shellcheck disable=SC2086 # PCPTUNE_APT_SOURCES: a file list (the self-test's)
+	cat ${PCPTUNE_APT_SOURCES:-/etc/apt/sources.list /etc/apt/sources.list.d/*.sources /etc/apt/sources.list.d/*.list} 2>/dev/null |
 		awk '/^[[:space:]]*#/ { next }
 		$1 == "URIs:" || $1 == "deb" {
 			for (i = 2; i <= NF; i++) if ($i ~ /^https?:\/\/.*\/debian\/?$/) { sub(/\/$/, "", $i); print $i; exit }
