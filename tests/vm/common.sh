@@ -5,7 +5,12 @@ PCPTUNE_KERNELS=${PCPTUNE_KERNELS:-/var/tmp/pcptune-kernels}
 PCPTUNE_KBUILD=${PCPTUNE_KBUILD:-/var/tmp}          # build dirs: $PCPTUNE_KBUILD/pcptune-kbuild-*
 # The VM harness is the tree's own (tests/vm/harness); VMTEST overrides it
 # (any directory with the same vmrun/fetch-kernel/build-kernel interface).
-VMTEST=${VMTEST:-$here/harness}
+# Sourced from tests/vm, tests/bench and contrib/kernel: $here is the caller's directory.
+if [ -z "${VMTEST:-}" ]; then
+	for VMTEST in "$here/harness" "$here/../vm/harness" "$here/../../tests/vm/harness"; do
+		[ -x "$VMTEST/vmrun" ] && break
+	done
+fi
 [ -x "$VMTEST/vmrun" ] || { echo "tests/vm: no VM harness at $VMTEST" >&2; exit 2; }
 VMTEST=$(CDPATH= cd -- "$VMTEST" && pwd)
 
