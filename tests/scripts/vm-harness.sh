@@ -123,6 +123,17 @@ s1=$(date +%s); mkdir -p "$T/g/x" && tar -xf "$T/g/export.tar" -C "$T/g/x" 2>/de
 	tap_ok "runcmd: a command past the limit is killed (137) and still exported ($((s1 - s0)) s)" ||
 	tap_fail "runcmd limit" "rc=$(cat "$T/g/x/rc" 2>/dev/null) after $((s1 - s0)) s"
 
+# The host's deadline: the limit counted from boot is far off, the deadline 7 s away decides.
+rm -rf "$T/g/vmtest/result" "$T/g/x"
+up=$(cut -d. -f1 /proc/uptime)
+printf 'VMTEST_TIMEOUT=%s\nVMTEST_DEADLINE=%s\n' $((up + 1000)) $(( $(date +%s) + 7 )) >"$T/g/vmtest/env"
+s0=$(date +%s)
+HOME=$T/g/root VMTEST_ROOT=$T/g/vmtest VMTEST_EXPORT=$T/g/export.tar VMTEST_CONSOLE=/dev/null sh "$H/guest/runcmd"
+s1=$(date +%s); mkdir -p "$T/g/x" && tar -xf "$T/g/export.tar" -C "$T/g/x" 2>/dev/null
+[ "$(cat "$T/g/x/rc" 2>/dev/null)" = 137 ] && [ $((s1 - s0)) -ge 5 ] && [ $((s1 - s0)) -le 12 ] &&
+	tap_ok "runcmd: VMTEST_DEADLINE (the host's clock) stops the command first ($((s1 - s0)) s)" ||
+	tap_fail "runcmd deadline" "rc=$(cat "$T/g/x/rc" 2>/dev/null) after $((s1 - s0)) s"
+
 # 6. vmrun against a stand-in QEMU: it writes a result tar to the second -serial file
 mkdir -p "$T/res/files"; echo 3 >"$T/res/rc"; echo guest-out >"$T/res/stdout"; echo guest-err >"$T/res/stderr"
 echo payload >"$T/res/files/p"; echo 'uptime_cmd_start=1.0' >"$T/res/meta"
@@ -147,6 +158,7 @@ if [ -f "$T/initrd.seen" ]; then
 	isz=$(wc -c <"$T/img.cpio.gz"); pad=$(( (4 - isz % 4) % 4 ))
 	tail -c +$((isz + pad + 1)) "$T/initrd.seen" | (mkdir -p "$T/run" && cd "$T/run" && cpio -id --quiet 2>/dev/null)
 	[ "$(cat "$T/run/vmtest/cmd" 2>/dev/null)" = 'echo hi' ] && grep -qx VMTEST_CGROUP=v2 "$T/run/vmtest/env" &&
+		grep -q '^VMTEST_DEADLINE=[0-9][0-9]*$' "$T/run/vmtest/env" &&
 		tap_ok "vmrun: /vmtest/cmd and env in an aligned archive after the image" ||
 		tap_fail "vmrun per-run archive" "$(ls -R "$T/run" | head)"
 else
