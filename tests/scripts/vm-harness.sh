@@ -92,7 +92,7 @@ case "$args" in
 	tap_ok "vmrun --numa 2 -s 3 -m 2G: nodes 0-0/1-2, 1024M each, extra args last and whole" ;;
 *) tap_fail "vmrun --print-qemu numa" "$args" ;;
 esac
-case "$args" in *'rdinit=/init quiet|'*) tap_ok "vmrun -a appends to the kernel command line" ;; *) tap_fail "vmrun -a" "$args" ;; esac
+case "$args" in *'no_timer_check rdinit=/init quiet|'*) tap_ok "vmrun -a appends to the kernel command line" ;; *) tap_fail "vmrun -a" "$args" ;; esac
 bad() { # name args...: vmrun must exit 125 with a message
 	local n=$1; shift
 	"$H/vmrun" "$@" --print-qemu >/dev/null 2>"$T/err"; local rc=$?
