@@ -625,15 +625,6 @@ static json_object *report_json_rule(const ReportInput *in, const RuleStatus *st
         rule_describe(st->rule, what, sizeof what);
         json_object_object_add(r, "goal", json_object_new_string(what));
         json_object_object_add(r, "why", json_object_new_string(rule_status_explain(st, in->mv, explain, sizeof explain)));
-        /* The actuator leaves such a rule inactive (actuator.c): say why here too. */
-        const ProbeResult *rp = in->probes ? kernel_probes_find(in->probes, PROBE_REPARENTING) : NULL;
-        bool reparented = st->rule->action.kind == ACTION_RECLAIM_DYING && rp && rp->answer == PROBE_YES;
-        json_object_object_add(r, "inactive_because",
-                               reparented ? json_object_new_string("the kernel reparents LRU folios when a memcg goes "
-                                                                   "offline (dying memcg reparenting: yes): page cache "
-                                                                   "does not pin removed memcgs, reclaim-dying has "
-                                                                   "nothing to free")
-                                          : NULL);
         json_object_object_add(r, "condition", st->condition ? json_object_new_string(st->condition) : NULL);
         for (size_t ti = 0; terms && ti < st->n_terms; ti++)
                 json_object_array_add(terms, report_json_term(&st->terms[ti]));
@@ -965,8 +956,6 @@ static void print_policies(FILE *f, json_object *j) {
                         /* Why, from the evaluation (the policy's line above says it for a host). */
                         if (!streq(state, rule_verdict_to_string(RULE_HOST_MISMATCH)))
                                 print_wrapped(f, "      why: ", 11, view_str(st, "why", ""));
-                        if (view_str(st, "inactive_because", NULL))
-                                print_wrapped(f, "      inactive: ", 16, view_str(st, "inactive_because", ""));
                 }
         }
 }
