@@ -217,7 +217,7 @@ static void test_reparenting(void **state) {
                 assert_int_equal(answer_of(&p, PROBE_REPARENTING), declared == 1 ? PROBE_YES : PROBE_NO);
                 if (declared == 1)
                         assert_non_null(strstr(kernel_probes_find(&p, PROBE_REPARENTING)->effect,
-                                               "reclaim-dying rules stay inactive"));
+                                               "reclaim-dying still frees those"));
                 root_remove(root);
         }
 }

@@ -13,7 +13,17 @@
 #   freed_after_s=, observed=yes|no|unclear, probe= (pcptunectl status answer),
 #   kernel=
 N=${1:-10}
+FS=${2:-tmpfs}
 DATA=/tmp/reparent-data
+if [ "$FS" = ext4 ]; then
+	# Real page cache on a disk filesystem: brd + ext4 from the overlay's /kmods (load-order).
+	while read -r m; do
+		case "$m" in brd.ko) insmod "/kmods/$m" rd_nr=1 rd_size=131072 ;; *) insmod "/kmods/$m" ;; esac
+	done </kmods/load-order
+	mkdir -p "$DATA"
+	mke2fs -q /dev/ram0 >/dev/null 2>&1 && mount -t ext4 /dev/ram0 "$DATA" || { echo "error=no ext4 on /dev/ram0"; exit 1; }
+fi
+echo "fs=$(awk -v d="$DATA" '$2 == d { print $3 }' /proc/mounts)"
 CG=/sys/fs/cgroup
 T=$CG/pcptune-test-reparent
 mkdir -p "$DATA"
@@ -43,6 +53,14 @@ echo "after=$after"
 echo "freed_after_s=${freed:+$(awk -v t="$freed" 'BEGIN { printf "%.1f", t / 2 }')}"
 echo "parent_file_kb=$(file_kb)"
 echo "resident_kb=$(du -k -s "$DATA" | cut -f1)"
+if [ "$FS" = ext4 ]; then
+	# What else keeps them: dirty pages (cgroup writeback ties each inode to its memcg's wb)?
+	sync
+	sleep 5
+	echo "after_sync_5s=$(dying)"
+	sleep 40
+	echo "after_sync_45s=$(dying)"
+fi
 if [ $((after - before)) -le 0 ]; then obs=yes
 elif [ $((after - before)) -ge "$N" ]; then obs=no
 else obs=unclear; fi
