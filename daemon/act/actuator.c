@@ -781,14 +781,14 @@ static void actuator_start_reclaim(Actuator *a, const Snapshot *s, const Decided
                                     act->rule->name);
                 return;
         }
-        if (act->inactive_why) {
-                /* The evaluation ruled it out on this kernel (decision_rule_on_kernel()): say so once. */
-                if (actuator_warn_once(a, act->policy->name, act->rule->name))
-                        log_notice("Rule %s/%s: reclaim-dying stays inactive: this kernel reparents LRU folios when a "
-                                   "memcg goes offline, so page cache does not pin removed memcgs (%s)",
-                                   act->policy->name, act->rule->name, act->inactive_why);
-                return;
-        }
+        if (act->kernel_note && actuator_warn_once(a, act->policy->name, act->rule->name))
+                /* The evaluation's note for this kernel (decision_rule_on_kernel()): reparenting frees memcgs
+                 * whose only pin was their LRU folios; an inode written through cgroup writeback keeps its
+                 * memcg's wb, and so the memcg, until it is switched or evicted. */
+                log_notice("Rule %s/%s: this kernel reparents LRU folios when a memcg goes offline; reclaim-dying "
+                           "still frees the dying memcgs that files written through cgroup writeback (ext4, xfs, "
+                           "btrfs) keep",
+                           act->policy->name, act->rule->name);
         j = reclaim_job_new(a->root, s->memcg.mount, s->memcg.mode, &act->action->reclaim, a->dry_run);
         if (!j) {
                 log_oom();

@@ -6,8 +6,12 @@
  *
  * Written from zone_batchsize(), zone_highsize() and
  * zone_set_pageset_high_and_batch() (mm/page_alloc.c), read in the Debian 6.1
- * and 6.12 sources and checked against a live 6.18 kernel (tests/unit/test-model.c);
- * no kernel code is copied.
+ * and 6.12 sources, checked against a live 6.18 kernel (tests/unit/test-model.c),
+ * and read again in Debian's 7.2.13 source: there zone_highsize() and
+ * zone_set_pageset_high_and_batch() are unchanged and zone_batchsize() is
+ * written differently with the same result (see pcp_zone_batchsize()); plan is
+ * exact on every populated zone of tests/fixtures/7.2.13+deb14-amd64-* (booted
+ * under QEMU, tests/vm/capture-shapes).  No kernel code is copied.
  *
  * Integer semantics follow a 64-bit kernel: managed/low are unsigned long,
  * batch, high and the fraction are int.  Where the kernel stores an unsigned
@@ -95,7 +99,12 @@ int pcp_zone_batchsize(uint64_t managed_pages, unsigned page_size) {
         if (!page_size_valid(page_size))
                 return -EINVAL;
 
-        /* ~0.1% of the zone, capped at 1 MiB worth of pages (256 with 4 KiB pages). */
+        /*
+         * Up to 6.18: ~0.1% of the zone capped at 1 MiB of pages, then a quarter of that.
+         * Debian 7.2.13 computes min(managed >> 12, 256 KiB of pages) in one step (~0.025%):
+         * floor(min(m >> 10, 2^20 / ps) / 4) == min(m >> 12, 2^18 / ps) for page sizes that
+         * are powers of two >= 4 KiB, so both give the same batch.
+         */
         uint64_t b = MIN(managed_pages >> 10, (uint64_t) (1024 * 1024) / page_size);
 
         /* A quarter of that, at least 1, then 2^n - 1 (avoids cache-colour aliasing). */
@@ -539,6 +548,11 @@ int pcp_bulk_free_max_pages(const PcpSetting *s, int scale_max, bool batched) {
                 return (int) batch;
         cap = batch << CLAMP(scale_max, 0, 16);
         above = (int64_t) s->high_max - batch;
-        /* clamp(free_count, batch, high - batch): high - batch wins over the lower bound only when >= batch. */
+        /*
+         * clamp(free_count, batch, high - batch): high - batch wins over the lower bound only when >= batch.
+         * nr_pcp_free()'s free_high case (min(count, batch << scale_max)) is the same bound; 7.2 only
+         * enters it later (free_count >= batch + high_min / 2, was >= batch in 6.12), which moves when,
+         * not how much.
+         */
         return (int) MAX(batch, MIN(cap, above));
 }

@@ -477,5 +477,5 @@ void decision_rule_on_kernel(Decision *d, const KernelProbes *probes) {
                 return;
         for (size_t i = 0; i < d->n_actions; i++)
                 if (d->actions[i].action && d->actions[i].action->kind == ACTION_RECLAIM_DYING)
-                        d->actions[i].inactive_why = rp->evidence;
+                        d->actions[i].kernel_note = rp->evidence;
 }

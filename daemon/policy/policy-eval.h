@@ -89,9 +89,9 @@ typedef struct DecidedAction {
         const Rule *rule;
         const Action *action;     /* NULL for a pageset repair */
         bool repair_pagesets;
-        /* The evaluation's ruling that the action must not run on this kernel (decision_rule_on_kernel()),
-         * with why (points into the probes ruled on); NULL: it may run. */
-        const char *inactive_why;
+        /* What the evaluation knows of this action on this kernel (decision_rule_on_kernel()): a note the
+         * actuator logs once (points into the probes ruled on); NULL: nothing to say. */
+        const char *kernel_note;
 } DecidedAction;
 
 /* Cooldowns when a rule gives none: a repair that did not help must not loop every sample. */
@@ -122,10 +122,14 @@ struct KernelProbes;
 
 /*
  * The rulings that rest on what the kernel is (probe-kernel.h), after
- * policy_eval(): a reclaim-dying action is inactive on a kernel that
- * reparents LRU folios when a memcg goes offline (PROBE_REPARENTING answers
- * yes): reclaim frees dying memcgs by uncharging the page cache that pins
- * them, and such a kernel leaves none.  probes may be NULL (no ruling).
+ * policy_eval(): on a kernel that reparents LRU folios when a memcg goes
+ * offline (PROBE_REPARENTING answers yes, 7.1+: memcg_reparent_objcgs() in
+ * mm/memcontrol.c) a reclaim-dying action still runs, with a note: page
+ * cache no longer pins removed memcgs, but files written through cgroup
+ * writeback (ext4, xfs, btrfs) keep their memcgs dying until the cache is
+ * reclaimed (Debian 7.2.13, ext4: 10 of 10 removed memcgs still dying 45 s
+ * after sync, freed by reclaiming the parent; docs/kernels.md).  probes may
+ * be NULL (no ruling).
  */
 void decision_rule_on_kernel(Decision *d, const struct KernelProbes *probes);
 

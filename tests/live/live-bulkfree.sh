@@ -17,7 +17,11 @@
 # --json` gives for the current fraction, and it must be longer than batch
 # exactly when the probe says the exit path is not batched.  Uses a private
 # trace instance (the global buffer and events are not touched); mounts
-# tracefs if it is not mounted and unmounts it again.  Prints TAP.
+# tracefs if it is not mounted and unmounts it again.  Where the kernel offers
+# kprobe events, a probe on free_pcppages_bulk() (its own name, removed at
+# exit) also ends a run: a batched exit path (6.19+) frees batch-sized calls
+# back to back with no page free between them, which the two tracepoints
+# alone would count as one bulk free.  Prints TAP.
 . "$(dirname "$0")/../scripts/tap.sh"
 [ "$(id -u)" = 0 ] || tap_skip_all "needs root"
 [ "$(nproc)" -ge 1 ] || tap_skip_all "no CPU?"
@@ -34,6 +38,7 @@ nopol=$tmp/policies; mkdir "$nopol" # no policies: plan and status only report
 # default) it would be freed as a few order-9 folios.  Back to the original value on any exit.
 THP=/sys/kernel/mm/transparent_hugepage/enabled thp0=""
 if [ -w $THP ] && grep -q '\[always\]' $THP; then thp0=always; echo madvise >$THP; fi
+KP=pcptune_pcpb_$$ kp=""
 cleanup() {
 	# Only what this test set: another writer's choice meanwhile is left (and said).
 	if [ -n "$thp0" ]; then
@@ -41,6 +46,7 @@ cleanup() {
 		else echo "# $THP is now '$(cat $THP)', not the madvise this test set: another writer changed it; left as it is"; fi
 	fi
 	[ -d "$I" ] && { echo 0 >"$I/tracing_on"; echo 0 >"$I/events/enable"; rmdir "$I"; }
+	[ -n "$kp" ] && echo "-:$KP" >>$TR/kprobe_events
 	[ -n "$mounted" ] && umount $TR
 	rm -rf "$tmp"
 }
@@ -60,6 +66,14 @@ echo 32768 >"$I/buffer_size_kb"
 printf '%x\n' $((1 << cpu)) >"$I/tracing_cpumask" 2>/dev/null
 echo 1 >"$I/events/kmem/mm_page_pcpu_drain/enable"
 echo 1 >"$I/events/kmem/mm_page_free/enable"
+method="tracepoints (a run: drains between page frees)"
+if [ -w $TR/kprobe_events ] && echo "p:$KP free_pcppages_bulk" >>$TR/kprobe_events 2>/dev/null; then
+	kp=1
+	if echo 1 >"$I/events/kprobes/$KP/enable" 2>/dev/null; then
+		method="tracepoints + a kprobe on free_pcppages_bulk() (a run: one call)"
+	fi
+fi
+echo "# method: $method"
 : >"$I/trace"
 echo 1 >"$I/tracing_on"
 # The exiting process only: set_event_pid holds the shell, which execs dd (same pid).
@@ -75,7 +89,7 @@ awk -v zones="$zones" '
 	BEGIN { n = split(zones, z, " "); for (i = 1; i <= n; i++) { split(z[i], b, ":"); lo[i] = b[1]; hi[i] = b[2] } }
 	function zone_of(pfn,   i) { for (i = 1; i <= n; i++) if (pfn >= lo[i] && pfn < hi[i]) return i; return 0 }
 	function hex(h,   v, i) { v = 0; h = tolower(h); for (i = 1; i <= length(h); i++) v = v * 16 + index("0123456789abcdef", substr(h, i, 1)) - 1; return v }
-	/mm_page_free:/ { if (run) print run; run = 0; next }
+	/mm_page_free:/ || /pcptune_pcpb_[0-9]+:/ { if (run) print run; run = 0; next }
 	/mm_page_pcpu_drain:/ {
 		o = $0; sub(/.*order=/, "", o); o += 0
 		p = $0; sub(/.*pfn=0x/, "", p); sub(/ .*/, "", p); zn = zone_of(hex(p))

@@ -142,6 +142,8 @@ static void test_batched_frees(void **state) {
                 { "6.18.44-fc-v857", PROBE_PARTIAL, NULL },
                 { "6.19.0", PROBE_YES, "a process exit frees at most batch pages" },
                 { "7.1.3", PROBE_YES, NULL },
+                /* Debian 7.2.13: free_frozen_page_commit() and decay_pcp_high() free in steps of batch */
+                { "7.2.13+deb14-amd64", PROBE_YES, "idle lists shrink by batch pages per hold" },
         };
         for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
                 KernelProbes p;
@@ -179,9 +181,33 @@ static void test_reparenting(void **state) {
         assert_int_equal(kernel_version_parse("6.1.0-57-amd64", &v), 0);
         kernel_probes_run(&(ProbeInput){ .kernel = v }, &p);
         assert_int_equal(answer_of(&p, PROBE_REPARENTING), PROBE_NO);
-        assert_int_equal(kernel_version_parse("6.19.2", &v), 0);
-        kernel_probes_run(&(ProbeInput){ .kernel = v }, &p);
+        /* LRU folios are reparented at offline from 7.1 on ("Eliminate Dying Memory Cgroup"). */
+        struct {
+                const char *release;
+                ProbeAnswer want;
+        } by_version[] = {
+                { "6.19.2", PROBE_NO }, { "7.0.9", PROBE_NO }, { "7.1.0", PROBE_YES }, { "7.2.13+deb14-amd64", PROBE_YES },
+        };
+        for (size_t i = 0; i < ELEMENTSOF(by_version); i++) {
+                assert_int_equal(kernel_version_parse(by_version[i].release, &v), 0);
+                kernel_probes_run(&(ProbeInput){ .kernel = v }, &p);
+                if (answer_of(&p, PROBE_REPARENTING) != by_version[i].want)
+                        fail_msg("%s: %s", by_version[i].release, kernel_probes_find(&p, PROBE_REPARENTING)->evidence);
+        }
+        assert_non_null(strstr(kernel_probes_find(&p, PROBE_REPARENTING)->evidence, "from 7.1 on"));
+        /* The version is unknown: so is the answer. */
+        kernel_probes_run(&(ProbeInput){ .kernel = { 0, 0, 0 } }, &p);
         assert_int_equal(answer_of(&p, PROBE_REPARENTING), PROBE_UNKNOWN);
+
+        /* A 7.2 root tree captured under QEMU, without any .pcptune declaration: yes for both. */
+        {
+                _cleanup_(snapshot_freep) Snapshot *s72 = NULL;
+                _cleanup_(freep) char *root72 = NULL;
+                root72 = fixture_root("7.2.13+deb14-amd64-smp2-1G", "root");
+                run_probes(root72, &s72, &p);
+                assert_int_equal(answer_of(&p, PROBE_REPARENTING), PROBE_YES);
+                assert_int_equal(answer_of(&p, PROBE_BATCHED_FREES), PROBE_YES);
+        }
 
         /* A root tree declares what tests/live/live-reparent.sh observed. */
         for (int declared = 0; declared <= 2; declared++) {
@@ -192,7 +218,7 @@ static void test_reparenting(void **state) {
                 assert_int_equal(answer_of(&p, PROBE_REPARENTING), declared == 1 ? PROBE_YES : PROBE_NO);
                 if (declared == 1)
                         assert_non_null(strstr(kernel_probes_find(&p, PROBE_REPARENTING)->effect,
-                                               "reclaim-dying rules stay inactive"));
+                                               "reclaim-dying still frees those"));
                 root_remove(root);
         }
 }

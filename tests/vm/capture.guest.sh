@@ -1,7 +1,14 @@
 #!/bin/sh
 # Guest side of tests/vm/capture-shapes (busybox sh; run by vmrun -f).
 # Writes root trees usable with pcptunectl --root into $VMTEST_OUT:
-#   root/             state right after boot, before any sysctl write
+#   root-boot/        state right after boot, before any sysctl write: the
+#                     pcp limits the kernel computed before it freed the
+#                     initrd and init sections (managed grew since)
+#   root/             the same boot fraction after min_free_kbytes was
+#                     written with its own value: setup_per_zone_wmarks()
+#                     recomputes every zone's pcp limits from the final
+#                     managed pages (zone_pcp_update(), 6.7+), as any later
+#                     watermark change would
 #   root-frac-F/      state right after writing F to percpu_pagelist_high_fraction
 #                     (zoneinfo is read first, immediately after the write)
 #   capture.txt       fractions written, write results, the computed minimum
@@ -47,12 +54,18 @@ snap() { # snap TREE: everything but zoneinfo (the caller reads that first)
 
 up() { cut -d' ' -f1 /proc/uptime; }
 
-# 1. Boot state.
+# 1. Boot state, then the same after a watermark recompute.
+mkdir -p "$O/root-boot/proc"
+cat /proc/zoneinfo >"$O/root-boot/proc/zoneinfo"
+snap root-boot
+boot_frac=$(cat $FR)
+echo "uptime_boot_capture=$(up) boot_fraction=$boot_frac" >"$L"
+mfk=$(cat /proc/sys/vm/min_free_kbytes)
+err=$( { echo "$mfk" >/proc/sys/vm/min_free_kbytes; } 2>&1 ); rc=$?
 mkdir -p "$O/root/proc"
 cat /proc/zoneinfo >"$O/root/proc/zoneinfo"
 snap root
-boot_frac=$(cat $FR)
-echo "uptime_boot_capture=$(up) boot_fraction=$boot_frac" >"$L"
+echo "rewrite min_free_kbytes=$mfk rc=$rc uptime=$(up) err=$err" >>"$L"
 
 # 2. Minimum fraction from the live zoneinfo.
 online=$(ncpus /sys/devices/system/cpu/online)

@@ -2,7 +2,7 @@
 # test-batch-scale-max.sh: functional test of the contrib kernel patch
 # "mm/page_alloc: make the pcp batch scale limit a sysctl"
 # (contrib/kernel/{6.1,6.12}/0002-*.patch).  Busybox sh, as root, in a
-# throw-away guest (shared/vmtest/vmrun -f, at least 2 vCPUs); it changes vm
+# throw-away guest (tests/vm/harness/vmrun -f, at least 2 vCPUs); it changes vm
 # sysctls, tracing and CPU hotplug state and restores them on exit.
 #
 # Checks:

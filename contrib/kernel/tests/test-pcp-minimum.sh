@@ -2,7 +2,7 @@
 # test-pcp-minimum.sh: functional test of the contrib kernel patch
 # "mm/page_alloc: allow percpu_pagelist_high_fraction=-1 for minimum pcp
 # high" (contrib/kernel/{6.1,6.12}/0001-*.patch).  Busybox sh, as root, in a
-# throw-away guest (shared/vmtest/vmrun -f); it changes vm sysctls and
+# throw-away guest (tests/vm/harness/vmrun -f); it changes vm sysctls and
 # restores them on exit.
 #
 # Checks:
