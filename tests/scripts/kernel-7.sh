@@ -24,7 +24,7 @@ for set in "$FIXTURES"/7.2.13+deb14-amd64-*/; do
 		tap_fail "$name: probes" "reparenting '$a', batched '$b'"
 done
 [ "$n" = 4 ] && tap_ok "four 7.2 fixture sets" || tap_fail "7.2 fixture sets: $n, want 4"
-t=$("$PCPTUNECTL" status --root "$FIXTURES/7.2.13+deb14-amd64-smp8-4G/root" --no-owner-check --policy-dir "$pol" 2>&1)
+t=$("$PCPTUNECTL" status --verbose --root "$FIXTURES/7.2.13+deb14-amd64-smp8-4G/root" --no-owner-check --policy-dir "$pol" 2>&1)
 printf '%s\n' "$t" | tr -s ' \n' ' ' | grep -q 'reclaim-dying still frees those' &&
 	tap_ok "7.2: the reparenting row says reclaim-dying still frees what cgroup writeback keeps" ||
 	tap_fail "7.2 effect" "$(printf '%s\n' "$t" | grep -A3 'reparenting')"
