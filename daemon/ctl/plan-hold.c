@@ -102,6 +102,11 @@ void plan_print_holds_model(FILE *f, json_object *b) {
                         view_str(r, "label", ""), view_i64(r, "pages", 0), hold,
                         view_bytes(r, "pcp_max_bytes", b1, sizeof b1, "0 B"));
         }
+        if (view_bool(b, "batched"))
+                print_wrapped(f, "  ", 4,
+                              "the fraction does not change a hold here (the kernel drops zone->lock after every "
+                              "batch): a latency goal (bulk_free_p99) gains nothing on this kernel, only memory "
+                              "goals do (docs/kernels.md)");
         if (!view_has(b, "latency_seconds"))
                 return;
         if (k <= 0)

@@ -31,4 +31,11 @@ printf '%s\n' "$t" | tr -s ' \n' ' ' | grep -q 'reclaim-dying still frees those'
 j=$("$PCPTUNECTL" status --root "$FIXTURES/6.12.117+deb12-amd64-numa2-memonly-smp4-4G/root" --json --no-owner-check --policy-dir "$pol" 2>&1)
 [ "$(answer "$j" "dying memcg reparenting")" = no ] && tap_ok "6.12: reparenting no" ||
 	tap_fail "6.12" "$(printf '%s' "$j" | grep -A2 'reparenting' | head)"
+# Where the kernel bounds each hold at batch (7.2), plan says a latency goal gains nothing; not on 6.12.
+p72=$("$PCPTUNECTL" plan --root "$FIXTURES/7.2.13+deb14-amd64-smp8-4G/root" --policy-dir "$pol" 2>&1 | tr -s ' \n' ' ')
+p612=$("$PCPTUNECTL" plan --root "$FIXTURES/6.12.117+deb12-amd64-smp8-4G/root" --policy-dir "$pol" 2>&1 | tr -s ' \n' ' ')
+case "$p72" in *"latency goal (bulk_free_p99) gains nothing on this kernel"*) ok72=1 ;; *) ok72=0 ;; esac
+case "$p612" in *"gains nothing"*) ok612=0 ;; *) ok612=1 ;; esac
+[ $ok72 = 1 ] && [ $ok612 = 1 ] && tap_ok "plan: a latency goal gains nothing on 7.2 (said), 6.12 not" ||
+	tap_fail "plan's latency note" "7.2: $ok72, 6.12: $ok612"
 tap_done
