@@ -4,9 +4,10 @@
 # data files (the initramfs root is tmpfs: its pages are shmem), swap on
 # /dev/ram1, then tests/bench/churn with a live sibling that holds anonymous
 # memory, and an A/B of memory.reclaim on a live sibling's parent with and
-# without swappiness=0.  Arguments: PARENTS CHILDREN RUNS OBSERVE CACHE [LRUGEN: y, n or - (as booted)].
+# without swappiness=0.  Arguments: PARENTS CHILDREN RUNS OBSERVE CACHE [LRUGEN: y, n or - (as booted)]
+# [DIRTY: vm.dirty_expire_centisecs and vm.dirty_writeback_centisecs, or - (as booted)].
 set -u
-P=${1:-100} C=${2:-10} RUNS=${3:-2} OBS=${4:-60} CACHE=${5:-64KiB} LRUGEN=${6:--}
+P=${1:-100} C=${2:-10} RUNS=${3:-2} OBS=${4:-60} CACHE=${5:-64KiB} LRUGEN=${6:--} DIRTY=${7:--}
 K=/usr/share/pcptune-churn
 BB=/usr/local/bin/busybox
 echo "guest: kernel $(uname -r), $(nproc) CPUs, $(awk '/MemTotal/ { print $2 }' /proc/meminfo) kB"
@@ -23,6 +24,8 @@ mkswap /dev/ram1 >/dev/null && swapon /dev/ram1 || { echo "FAIL: swap on /dev/ra
 # (evict_folios(), mm/vmscan.c 6.12); the classic lists scan lru_size >> priority pages (get_scan_count()).
 [ "$LRUGEN" != - ] && [ -w /sys/kernel/mm/lru_gen/enabled ] && echo "$LRUGEN" >/sys/kernel/mm/lru_gen/enabled
 echo "guest: lru_gen enabled: $(cat /sys/kernel/mm/lru_gen/enabled 2>/dev/null || echo 'no /sys/kernel/mm/lru_gen')"
+[ "$DIRTY" != - ] && echo "$DIRTY" >/proc/sys/vm/dirty_expire_centisecs && echo "$DIRTY" >/proc/sys/vm/dirty_writeback_centisecs
+echo "guest: vm.dirty_expire_centisecs $(cat /proc/sys/vm/dirty_expire_centisecs), vm.dirty_writeback_centisecs $(cat /proc/sys/vm/dirty_writeback_centisecs)"
 echo "guest: /var/tmp $(stat -f -c %T /var/tmp), swap: $(tail -n +2 /proc/swaps | awk '{ print $1, $3 " kB" }')"
 echo "guest: root cgroup.controllers: $(cat /sys/fs/cgroup/cgroup.controllers); subtree_control: $(cat /sys/fs/cgroup/cgroup.subtree_control)"
 echo "guest: '0 swappiness=0' > memory.reclaim: $( { echo '0 swappiness=0' >/sys/fs/cgroup/memory.reclaim; } 2>&1 && echo accepted)"
