@@ -714,22 +714,25 @@ void fault_inject(const char *point) {
 }
 #endif
 
+uint64_t fnv1a64(uint64_t h, const void *p, size_t n) {
+        const unsigned char *b = p;
+        for (size_t i = 0; i < n; i++) {
+                h ^= b[i];
+                h *= UINT64_C(0x100000001b3);
+        }
+        return h;
+}
+
 char *root_state_name(const char *root, const char *base, char *buf, size_t size) {
-        /* FNV-1a, 64 bits (offset basis and prime of the FNV reference): a name, not a secret; a
-         * collision of two roots is caught by the root each file records inside. */
-        uint64_t h = UINT64_C(0xcbf29ce484222325);
+        /* A name, not a secret; a collision of two roots is caught by the root each file records inside. */
         const char *dot = strrchr(base, '.');
         size_t stem = dot ? (size_t) (dot - base) : strlen(base);
         int n;
 
         if (!root || !*root || streq(root, "/"))
                 n = snprintf(buf, size, "%s", base);
-        else {
-                for (const unsigned char *c = (const unsigned char *) root; *c; c++) {
-                        h ^= *c;
-                        h *= UINT64_C(0x100000001b3);
-                }
-                n = snprintf(buf, size, "%.*s-%016" PRIx64 "%s", (int) stem, base, h, dot ? dot : "");
-        }
+        else
+                n = snprintf(buf, size, "%.*s-%016" PRIx64 "%s", (int) stem, base,
+                             fnv1a64(FNV1A64_INIT, root, strlen(root)), dot ? dot : "");
         return n < 0 || (size_t) n >= size ? NULL : buf;
 }

@@ -240,6 +240,13 @@ const char *str_escape(const char *s, char *buf, size_t size);
 int trusted_dir_check(const char *dir, const char *what, char *err, size_t errlen);
 
 /*
+ * FNV-1a, 64 bits (the offset basis and prime of the FNV reference), over n bytes of p, continuing
+ * from h (FNV1A64_INIT to start).  For names and fingerprints, not secrets.
+ */
+#define FNV1A64_INIT UINT64_C(0xcbf29ce484222325)
+uint64_t fnv1a64(uint64_t h, const void *p, size_t n);
+
+/*
  * The name of a per-root state file in a state directory that daemons on several roots may
  * share: base itself (e.g. "status.json") for root "/" (or NULL/""), else base with
  * "-%016x" of the FNV-1a 64-bit hash of root inserted before its extension

@@ -275,17 +275,8 @@ int health_write_daemon(const char *state_dir, const DaemonCounters *c, const Kn
         return health_write(state_dir, &h);
 }
 
-static uint64_t fnv1a(uint64_t h, const void *p, size_t n) {
-        const unsigned char *b = p;
-        for (size_t i = 0; i < n; i++) {
-                h ^= b[i];
-                h *= UINT64_C(0x100000001b3);
-        }
-        return h;
-}
-
 void policy_set_hash(const PolicySet *set, char ret[17]) {
-        uint64_t h = UINT64_C(0xcbf29ce484222325);
+        uint64_t h = FNV1A64_INIT;
 
         for (size_t i = 0; set && i < set->n_policies; i++) {
                 const char *file = set->policies[i]->file, *base = strrchr(file, '/');
@@ -294,7 +285,7 @@ void policy_set_hash(const PolicySet *set, char ret[17]) {
                 size_t len = 0;
 
                 base = base ? base + 1 : file;
-                h = fnv1a(h, base, strlen(base) + 1);
+                h = fnv1a64(h, base, strlen(base) + 1);
                 if (strncmp(file, "<embedded>/", strlen("<embedded>/")) == 0) {
                         for (size_t e = 0; e < n_embedded_policies; e++)
                                 if (streq(embedded_policies[e].name, base))
@@ -307,8 +298,8 @@ void policy_set_hash(const PolicySet *set, char ret[17]) {
                                 content = text;
                 }
                 if (content)
-                        h = fnv1a(h, content, len);
-                h = fnv1a(h, "", 1);
+                        h = fnv1a64(h, content, len);
+                h = fnv1a64(h, "", 1);
         }
         snprintf(ret, 17, "%016" PRIx64, h);
 }
